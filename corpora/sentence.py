@@ -1,0 +1,107 @@
+"""One sentence of a treebank, kept both as fields and as the lines it was read from.
+
+Every per-word sequence has length ``n + 1``: index 0 is the artificial root (section 1
+of ``docs/algorithms.md``), indices ``1..n`` are the syntactic words in order. Multiword
+token ranges and empty nodes are not words; they survive only in :attr:`Sentence.lines`,
+so that writing a sentence back changes nothing but the predicted columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+ROOT = "<root>"
+
+# CoNLL-U / CoNLL-X column positions (0-based) of the fields the parser predicts.
+HEAD_COLUMN = 6
+DEPREL_COLUMN = 7
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence of ``n`` syntactic words plus the root at index 0.
+
+    Attributes
+    ----------
+    forms, lemmas, upos, xpos, feats:
+        Word fields, ``len == n + 1``; entry 0 is :data:`ROOT`.
+    heads:
+        ``int64 (n + 1,)``; ``heads[0] == -1``; ``heads[i] == -1`` where the file has no
+        head (``_``), as in text still to be parsed.
+    deprels:
+        Dependency labels, ``len == n + 1``; entry 0 is :data:`ROOT`; ``"_"`` where unknown.
+    lines:
+        The lines of the block as read, without line terminators (comments, token lines,
+        multiword-token ranges, empty nodes).
+    word_lines:
+        ``int64 (n + 1,)``: ``word_lines[i]`` is the index in :attr:`lines` of word ``i``
+        (``word_lines[0] == -1``).
+    source, first_line:
+        File name and 1-based line number of the block's first line, for error messages.
+    """
+
+    forms: tuple[str, ...]
+    lemmas: tuple[str, ...]
+    upos: tuple[str, ...]
+    xpos: tuple[str, ...]
+    feats: tuple[str, ...]
+    heads: np.ndarray
+    deprels: tuple[str, ...]
+    lines: tuple[str, ...] = ()
+    word_lines: np.ndarray = field(default_factory=lambda: np.full(1, -1, dtype=np.int64))
+    source: str = "<memory>"
+    first_line: int = 1
+
+    def __len__(self) -> int:
+        """Number of syntactic words ``n`` (the root excluded)."""
+        return len(self.forms) - 1
+
+    @property
+    def sent_id(self) -> str | None:
+        return self._comment("sent_id")
+
+    @property
+    def text(self) -> str | None:
+        return self._comment("text")
+
+    def _comment(self, key: str) -> str | None:
+        prefix = f"# {key}"
+        for line in self.lines:
+            if not line.startswith("#"):
+                break
+            if line.startswith(prefix):
+                rest = line[len(prefix):].lstrip()
+                if rest.startswith("="):
+                    return rest[1:].strip()
+        return None
+
+    def has_tree(self) -> bool:
+        """True when every word has a head (a training sentence)."""
+        return bool(np.all(self.heads[1:] >= 0))
+
+    def with_tree(self, heads: np.ndarray, deprels: tuple[str, ...] | list[str]) -> "Sentence":
+        """A copy with predicted ``heads`` and ``deprels`` (both of length ``n + 1``).
+
+        Only the HEAD and DEPREL columns of the syntactic-word lines change; comments,
+        multiword-token ranges, empty nodes and every other column are kept as read.
+        """
+        heads = np.asarray(heads, dtype=np.int64)
+        if heads.shape != (len(self.forms),) or len(deprels) != len(self.forms):
+            raise ValueError("heads and deprels must have length n + 1")
+        lines = list(self.lines)
+        for i in range(1, len(self.forms)):
+            j = int(self.word_lines[i])
+            cols = lines[j].split("\t")
+            cols[HEAD_COLUMN] = str(int(heads[i]))
+            cols[DEPREL_COLUMN] = deprels[i]
+            lines[j] = "\t".join(cols)
+        deprels = (ROOT,) + tuple(deprels[1:])
+        heads = heads.copy()
+        heads[0] = -1
+        return replace(self, heads=heads, deprels=deprels, lines=tuple(lines))
+
+    def to_text(self) -> str:
+        """The block as it is written to a file, including its blank terminator line."""
+        return "\n".join(self.lines) + "\n\n"

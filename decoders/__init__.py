@@ -1,0 +1,19 @@
+"""Decoders: maximize a linear score over dependency trees or a relaxation of them.
+
+Every module of this package that defines a decoder registers it with
+:func:`decoders.base.register`; importing the package imports them all, so a new decoder
+plugs in by adding one module.
+"""
+
+import importlib
+import pkgutil
+
+from .base import DECODERS, DecodeResult, Decoder, hamming_cost, register
+from .parts import Parts, PartType, arc_parts
+
+for _module in pkgutil.iter_modules(__path__):
+    if not _module.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_module.name}")
+
+__all__ = ["DECODERS", "DecodeResult", "Decoder", "Parts", "PartType", "arc_parts",
+           "hamming_cost", "register"]

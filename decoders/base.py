@@ -1,0 +1,112 @@
+"""The decoder contract, its result type, the registry, and loss-augmented inference.
+
+A decoder maximizes ``scores @ z`` over the structures ``z`` of a :class:`Parts` set
+(exactly, over trees; or over a relaxation, returning the fractional optimum plus a
+rounded tree). Loss-augmented inference (``docs/algorithms.md`` section 4) is the same
+problem with the Hamming cost folded into the arc scores, so every decoder gets it for
+free from :meth:`Decoder.decode_cost_augmented`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Callable, ClassVar
+
+import numpy as np
+
+from .parts import Parts, PartType
+
+
+@dataclass
+class DecodeResult:
+    """What a decoder returns.
+
+    Attributes
+    ----------
+    output:
+        One value per part in ``[0, 1]``: the 0/1 tree for exact decoders, the fractional
+        optimum for relaxed ones (what enters a subgradient).
+    heads:
+        ``int64 (n + 1,)`` tree, ``heads[0] == -1``: the argmax for exact decoders, the
+        rounded tree for relaxed ones.
+    value:
+        ``scores @ output`` (for a relaxation: the relaxed optimum, an upper bound).
+    cost:
+        Hamming cost of ``output`` against gold when cost-augmented, else 0.
+    loss:
+        ``score(output) - score(gold) + cost`` when cost-augmented (the slack r(w) of
+        section 4; ``>= 0`` for exact and relaxed decoders alike), else 0.
+    stats:
+        Decoder-specific measurements (times in seconds, node counts, flags).
+    """
+
+    output: np.ndarray
+    heads: np.ndarray
+    value: float
+    cost: float = 0.0
+    loss: float = 0.0
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def integral(self) -> bool:
+        """True when every entry of ``output`` is within 1e-6 of 0 or 1."""
+        return bool(np.all(np.minimum(self.output, 1.0 - self.output) <= 1e-6))
+
+
+class Decoder(ABC):
+    """Maximize ``scores @ z`` over the structures of ``parts``.
+
+    Parameters
+    ----------
+    single_root:
+        Exactly one word attached to the root (Universal Dependencies); when False any
+        number of root children is allowed (CoNLL-X).
+    """
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, *, single_root: bool = True) -> None:
+        self.single_root = single_root
+
+    @abstractmethod
+    def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
+        """The best structure under ``scores`` (one score per part)."""
+
+    def decode_cost_augmented(self, parts: Parts, scores: np.ndarray,
+                              gold: np.ndarray) -> DecodeResult:
+        """Loss-augmented inference: ``max_z (scores + p) @ z`` with Hamming cost.
+
+        ``gold`` is the 0/1 gold structure. With ``p = 1 - 2 z*`` on the arc parts and
+        ``q`` the number of gold arcs, the cost of ``z`` is ``p @ z + q`` (section 4).
+        The returned ``cost`` and ``loss`` are those of the returned ``output``.
+        """
+        p, q = hamming_cost(parts, gold)
+        result = self.decode(parts, scores + p)
+        result.cost = float(p @ result.output + q)
+        result.loss = float(scores @ (result.output - gold) + result.cost)
+        return result
+
+
+def hamming_cost(parts: Parts, gold: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(p, q)`` with Hamming cost ``p @ z + q`` over the arc parts (section 4)."""
+    p = np.zeros(len(parts), dtype=np.float64)
+    arcs = parts.block(PartType.ARC)
+    p[arcs] = 1.0 - 2.0 * gold[arcs]
+    return p, float(gold[arcs].sum())
+
+
+DECODERS: dict[str, type[Decoder]] = {}
+
+
+def register(name: str) -> Callable[[type[Decoder]], type[Decoder]]:
+    """Class decorator: make a decoder available under ``name``."""
+
+    def wrap(cls: type[Decoder]) -> type[Decoder]:
+        if name in DECODERS:
+            raise ValueError(f"decoder {name!r} registered twice")
+        cls.name = name
+        DECODERS[name] = cls
+        return cls
+
+    return wrap

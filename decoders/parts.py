@@ -1,0 +1,117 @@
+"""Parts: the index set R of a sentence's structure (``docs/algorithms.md`` section 1).
+
+A structure is a flat float vector with one entry per part: 0/1 for a tree, fractional
+for a point of the LP relaxation (Martins, Smith, Xing 2009, "polyhedral outer
+approximations"). :class:`Parts` says what each entry means; parts of one type occupy a
+contiguous block (TurboParser's ``GetOffsetArc``).
+
+Index columns ``(type, h, m, x)`` per part type:
+
+=================  ===  ====  =====================================================
+type               h    m     x
+=================  ===  ====  =====================================================
+ARC                h    m     -1
+GRANDPARENT        h    m     g, the head of h (part (g, h, m))
+SIBLING            h    m     s, another child of h on the same side as m (m < s
+                              on the right, m > s on the left: each pair once)
+VALENCY            h    side  k: h has exactly k children on ``side`` (0 = left,
+                              1 = right); the last bin means "k or more"
+NONPROJ            h    m     -1: arc (h, m) is non-projective
+=================  ===  ====  =====================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+
+class PartType(IntEnum):
+    ARC = 0
+    GRANDPARENT = 1
+    SIBLING = 2
+    VALENCY = 3
+    NONPROJ = 4
+
+
+@dataclass(frozen=True)
+class Parts:
+    """Candidate parts of one sentence of ``n`` words; row r is entry r of every output.
+
+    Attributes
+    ----------
+    n:
+        Number of words (the root, 0, excluded).
+    index:
+        ``int64 (n_parts, 4)``: ``type, h, m, x`` (see the module docstring).
+    offsets:
+        ``{PartType: slice}``, the contiguous block of each type present.
+    """
+
+    n: int
+    index: np.ndarray
+    offsets: dict
+
+    def __len__(self) -> int:
+        return int(self.index.shape[0])
+
+    def block(self, part_type: PartType) -> slice:
+        """Rows of ``part_type`` (an empty slice when the type is absent)."""
+        return self.offsets.get(part_type, slice(0, 0))
+
+    @property
+    def arcs(self) -> np.ndarray:
+        """``(n_arcs, 2)`` heads and modifiers of the ARC block."""
+        return self.index[self.block(PartType.ARC), 1:3]
+
+    def arc_matrix(self, values: np.ndarray, fill: float = -np.inf) -> np.ndarray:
+        """``(n + 1, n + 1)`` matrix ``M[h, m]`` of the ARC entries of ``values``.
+
+        Arcs that are not candidates get ``fill``.
+        """
+        out = np.full((self.n + 1, self.n + 1), fill, dtype=np.float64)
+        arcs = self.arcs
+        out[arcs[:, 0], arcs[:, 1]] = values[self.block(PartType.ARC)]
+        return out
+
+    def from_heads(self, heads: np.ndarray) -> np.ndarray:
+        """The 0/1 structure vector of the tree ``heads`` (``heads[0] == -1``).
+
+        Higher-order indicators are filled from their definitions (section 1 of
+        ``docs/algorithms.md``), so this is also how a rounded tree gets its parts.
+        """
+        heads = np.asarray(heads, dtype=np.int64)
+        z = np.zeros(len(self), dtype=np.float64)
+        arc = self.block(PartType.ARC)
+        h, m = self.index[arc, 1], self.index[arc, 2]
+        z[arc] = heads[m] == h
+        for part_type, indicator in _HIGHER_ORDER_INDICATORS.items():
+            rows = self.block(part_type)
+            if rows.stop > rows.start:
+                z[rows] = indicator(self.index[rows], heads)
+        return z
+
+
+def arc_parts(n: int, arcs: np.ndarray | None = None) -> Parts:
+    """Parts of an arc-factored model.
+
+    ``arcs`` is an ``(k, 2)`` array of candidate ``(h, m)``; by default every
+    ``h in 0..n, m in 1..n, h != m``, in row-major order of ``(h, m)``.
+    """
+    if arcs is None:
+        h, m = np.meshgrid(np.arange(n + 1), np.arange(1, n + 1), indexing="ij")
+        keep = h != m
+        arcs = np.stack([h[keep], m[keep]], axis=1)
+    arcs = np.asarray(arcs, dtype=np.int64).reshape(-1, 2)
+    index = np.empty((arcs.shape[0], 4), dtype=np.int64)
+    index[:, 0] = PartType.ARC
+    index[:, 1:3] = arcs
+    index[:, 3] = -1
+    return Parts(n=n, index=index, offsets={PartType.ARC: slice(0, arcs.shape[0])})
+
+
+# Indicator functions of the higher-order part types, ``(rows, heads) -> 0/1 array``;
+# each part type's module registers its own here.
+_HIGHER_ORDER_INDICATORS: dict = {}
