@@ -8,6 +8,7 @@ so that writing a sentence back changes nothing but the predicted columns.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -40,6 +41,14 @@ class Sentence:
         (``word_lines[0] == -1``).
     source, first_line:
         File name and 1-based line number of the block's first line, for error messages.
+    before, after, newline:
+        Layout, so that :meth:`to_text` gives back the file's exact bytes: ``before`` is
+        the text preceding the block that belongs to no sentence (a byte-order mark, extra
+        blank lines, comment-only blocks); ``after`` is everything from the end of the
+        last line (its terminator included) to the next block: normally a line break and
+        the blank separator line, and for the last sentence of a file whatever the file
+        ends with; ``newline`` is the line terminator (``"\\n"`` or ``"\\r\\n"``) between
+        the lines of the block.
     """
 
     forms: tuple[str, ...]
@@ -53,6 +62,47 @@ class Sentence:
     word_lines: np.ndarray = field(default_factory=lambda: np.full(1, -1, dtype=np.int64))
     source: str = "<memory>"
     first_line: int = 1
+    before: str = ""
+    after: str = "\n\n"
+    newline: str = "\n"
+
+    @classmethod
+    def from_words(cls, forms: Sequence[str], *, lemmas: Sequence[str] | None = None,
+                   upos: Sequence[str] | None = None, xpos: Sequence[str] | None = None,
+                   feats: Sequence[str] | None = None) -> "Sentence":
+        """A sentence to be parsed, with CoNLL-U lines synthesized from its words.
+
+        Parameters
+        ----------
+        forms:
+            The ``n`` word forms, without the root.
+        lemmas, upos, xpos, feats:
+            Optional columns of the same length; missing ones are ``"_"``.
+
+        Returns
+        -------
+        Sentence
+            HEAD and DEPREL are ``_`` (``heads`` all -1) until :meth:`with_tree` fills them.
+
+        Examples
+        --------
+        >>> s = Sentence.from_words(["Dogs", "bark", "."], upos=["NOUN", "VERB", "PUNCT"])
+        >>> s.lines[1].split()
+        ['2', 'bark', '_', 'VERB', '_', '_', '_', '_', '_', '_']
+        """
+        n = len(forms)
+        if n == 0:
+            raise ValueError("a sentence needs at least one word")
+        columns = [_column(name, values, n)
+                   for name, values in (("form", forms), ("lemma", lemmas), ("upos", upos),
+                                        ("xpos", xpos), ("feats", feats))]
+        lines = tuple("\t".join((str(i), *fields, "_", "_", "_", "_"))
+                      for i, fields in enumerate(zip(*columns), start=1))
+        form, lemma, tag, xtag, feat = ((ROOT, *column) for column in columns)
+        return cls(forms=tuple(form), lemmas=tuple(lemma), upos=tuple(tag), xpos=tuple(xtag),
+                   feats=tuple(feat), heads=np.full(n + 1, -1, dtype=np.int64),
+                   deprels=(ROOT,) + ("_",) * n, lines=lines,
+                   word_lines=np.arange(-1, n, dtype=np.int64))
 
     def __len__(self) -> int:
         """Number of syntactic words ``n`` (the root excluded)."""
@@ -94,7 +144,7 @@ class Sentence:
         for i in range(1, len(self.forms)):
             j = int(self.word_lines[i])
             cols = lines[j].split("\t")
-            cols[HEAD_COLUMN] = str(int(heads[i]))
+            cols[HEAD_COLUMN] = str(int(heads[i])) if heads[i] >= 0 else "_"
             cols[DEPREL_COLUMN] = deprels[i]
             lines[j] = "\t".join(cols)
         deprels = (ROOT,) + tuple(deprels[1:])
@@ -103,5 +153,20 @@ class Sentence:
         return replace(self, heads=heads, deprels=deprels, lines=tuple(lines))
 
     def to_text(self) -> str:
-        """The block as it is written to a file, including its blank terminator line."""
-        return "\n".join(self.lines) + "\n\n"
+        """The sentence as written to a file: ``before``, the lines, then ``after``.
+
+        For a sentence read from a file this is exactly the text it occupied there.
+        """
+        return self.before + self.newline.join(self.lines) + self.after
+
+
+def _column(name: str, values: Sequence[str] | None, n: int) -> tuple[str, ...]:
+    """One synthesized CoNLL-U column: ``values`` checked, or ``"_"`` for every word."""
+    if values is None:
+        return ("_",) * n
+    if len(values) != n:
+        raise ValueError(f"{name} has {len(values)} entries for {n} words")
+    for value in values:
+        if not value or any(c in value for c in "\t\r\n"):
+            raise ValueError(f"{name} {value!r} cannot be written as a CoNLL-U field")
+    return tuple(values)
