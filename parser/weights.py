@@ -1,0 +1,77 @@
+"""A weight vector for stochastic subgradient methods on sparse gradients.
+
+``w = scale * v``: the shrinkage ``w <- (1 - eta lambda) w`` of Pegasos (Shalev-Shwartz
+et al. 2007) and the projection on the ball are O(1) changes of ``scale``; a subgradient
+step touches only the features that fire. The average of the iterates (returned by
+ICML 2009's Algorithm 1) is kept lazily, per coordinate (``docs/algorithms.md``
+section 5: "implement the updates sparsely").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kernels
+
+
+class AveragedWeights:
+    """``w_t = scale * v`` and the running sum of ``w_1 .. w_t``."""
+
+    def __init__(self, dim: int) -> None:
+        self.v = np.zeros(dim, dtype=np.float64)
+        self._acc = np.zeros(dim, dtype=np.float64)
+        self._last = np.zeros(dim, dtype=np.float64)
+        self.scale = 1.0
+        self._sq_norm_v = 0.0
+        self._total_scale = 0.0   # sum of the scales of the finished iterates
+        self.count = 0            # number of finished iterates
+
+    @property
+    def norm(self) -> float:
+        """``||w||``."""
+        return self.scale * float(np.sqrt(max(self._sq_norm_v, 0.0)))
+
+    def shrink(self, factor: float) -> None:
+        """``w <- factor * w``."""
+        if factor == 0.0:
+            # Only Pegasos' first step (1 - 1/t at t = 1), when v is still zero.
+            if self._sq_norm_v != 0.0:
+                self._flush_all()
+                self.v[:] = 0.0
+                self._sq_norm_v = 0.0
+            self.scale = 1.0
+        else:
+            self.scale *= factor
+
+    def add(self, indices: np.ndarray, values: np.ndarray, step: float) -> None:
+        """``w <- w + step * delta`` with ``delta[indices] += values``."""
+        if indices.size:
+            self._sq_norm_v += _kernels.sparse_add(
+                self.v, self._acc, self._last, indices.astype(np.int64, copy=False),
+                values.astype(np.float64, copy=False), step, self.scale, self._total_scale)
+
+    def project(self, radius: float) -> None:
+        """Project ``w`` on the ball of the given radius."""
+        norm = self.norm
+        if norm > radius:
+            self.scale *= radius / norm
+
+    def finish_iterate(self) -> None:
+        """Count the current ``w`` as one more iterate of the average."""
+        self._total_scale += self.scale
+        self.count += 1
+
+    def current(self) -> np.ndarray:
+        """Dense copy of ``w``."""
+        return self.scale * self.v
+
+    def average(self) -> np.ndarray:
+        """Dense average of the finished iterates (``w`` itself before any)."""
+        if self.count == 0:
+            return self.current()
+        return _kernels.averaged(self.v, self._acc, self._last, self._total_scale,
+                                 float(self.count))
+
+    def _flush_all(self) -> None:
+        self._acc += self.v * (self._total_scale - self._last)
+        self._last[:] = self._total_scale

@@ -1,0 +1,53 @@
+"""Attachment scores on hand-made parses."""
+
+import pytest
+
+from corpora.conllu_io import read_conllu
+from corpora.errors import CorpusError
+from parser.evaluate import attachment_scores
+
+GOLD = """# sent_id = 1
+1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\t_
+1\tdo\tdo\tAUX\tVBP\t_\t3\taux\t_\t_
+2\tn't\tnot\tPART\tRB\t_\t3\tadvmod\t_\t_
+3\tgo\tgo\tVERB\tVB\t_\t0\troot\t_\t_
+3.1\tgone\tgo\tVERB\tVBN\t_\t_\t_\t3:conj\t_
+4\thome\thome\tNOUN\tNN\t_\t3\tobl:npmod\t_\t_
+5\t.\t.\tPUNCT\t.\t_\t3\tpunct\t_\t_
+
+"""
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_scores_count_words_only_and_split_punctuation(tmp_path):
+    pred = (GOLD.replace("4\thome\thome\tNOUN\tNN\t_\t3\tobl:npmod", "4\thome\thome\tNOUN\tNN\t_\t3\tobl")
+                .replace("5\t.\t.\tPUNCT\t.\t_\t3\tpunct", "5\t.\t.\tPUNCT\t.\t_\t4\tpunct")
+                .replace("2\tn't\tnot\tPART\tRB\t_\t3\tadvmod", "2\tn't\tnot\tPART\tRB\t_\t3\tobj"))
+    gold_path, pred_path = _write(tmp_path, "g.conllu", GOLD), _write(tmp_path, "p.conllu", pred)
+    scores = attachment_scores(read_conllu(gold_path), read_conllu(pred_path))
+    every, no_punct = scores.all_words, scores.no_punct
+    assert every["words"] == 5 and no_punct["words"] == 4
+    assert every["uas"] == pytest.approx(80.0)          # the full stop's head is wrong
+    assert every["las"] == pytest.approx(60.0)          # + n't's label; obl = obl:npmod
+    assert every["las_full"] == pytest.approx(40.0)     # + obl vs obl:npmod
+    assert no_punct["uas"] == pytest.approx(100.0)
+    assert no_punct["las"] == pytest.approx(75.0)
+
+
+def test_different_words_are_a_clear_error(tmp_path):
+    gold_path = _write(tmp_path, "g.conllu", GOLD)
+    pred_path = _write(tmp_path, "p.conllu", GOLD.replace("\thome\thome\t", "\thouse\thouse\t"))
+    with pytest.raises(CorpusError, match=r"p\.conllu:1: words differ .* at word 4"):
+        attachment_scores(read_conllu(gold_path), read_conllu(pred_path))
+
+
+def test_missing_sentence_is_a_clear_error(tmp_path):
+    gold_path = _write(tmp_path, "g.conllu", GOLD + GOLD.replace("sent_id = 1", "sent_id = 2"))
+    pred_path = _write(tmp_path, "p.conllu", GOLD)
+    with pytest.raises(CorpusError, match="ends before"):
+        attachment_scores(read_conllu(gold_path), read_conllu(pred_path))

@@ -1,0 +1,65 @@
+"""AveragedWeights against a dense reference that stores every iterate."""
+
+import numpy as np
+import pytest
+
+from parser import _kernels
+from parser.weights import AveragedWeights
+
+
+def _sparse_add_twin(v, acc, last, indices, values, step, scale, total_scale):
+    """Plain-Python twin of ``_kernels.sparse_add``."""
+    dsq = 0.0
+    for i, value in zip(indices, values):
+        if last[i] != total_scale:
+            acc[i] += v[i] * (total_scale - last[i])
+            last[i] = total_scale
+        old = v[i]
+        v[i] = old + step / scale * value
+        dsq += v[i] ** 2 - old ** 2
+    return dsq
+
+
+@pytest.mark.parametrize("kernel", [_kernels.sparse_add, _sparse_add_twin])
+def test_sparse_add_kernel_and_twin_agree_with_numpy(kernel):
+    rng = np.random.default_rng(0)
+    v, acc, last = rng.normal(size=20), rng.normal(size=20), np.zeros(20)
+    indices = rng.integers(0, 20, size=30)            # with duplicates
+    values = rng.normal(size=30)
+    original_v = v.copy()
+    expected_v = v.copy()
+    np.add.at(expected_v, indices, 0.5 / 2.0 * values)
+    expected_acc = acc.copy()
+    touched = np.unique(indices)
+    expected_acc[touched] += v[touched] * 3.0
+    dsq = kernel(v, acc, last, indices, values, 0.5, 2.0, 3.0)
+    assert np.allclose(v, expected_v)
+    assert np.allclose(acc, expected_acc)
+    assert dsq == pytest.approx((expected_v ** 2).sum() - (original_v ** 2).sum(), rel=1e-9)
+
+
+def test_average_and_norm_match_dense_reference():
+    rng = np.random.default_rng(1)
+    dim = 50
+    weights = AveragedWeights(dim)
+    dense = np.zeros(dim)
+    iterates = []
+    for t in range(1, 200):
+        factor = 0.0 if t == 1 else 1.0 - 1.0 / t
+        weights.shrink(factor)
+        dense *= factor
+        indices = rng.integers(0, dim, size=7)
+        values = rng.normal(size=7)
+        step = -1.0 / t
+        weights.add(indices, values, step)
+        np.add.at(dense, indices, step * values)
+        radius = 0.8
+        weights.project(radius)
+        norm = np.linalg.norm(dense)
+        if norm > radius:
+            dense *= radius / norm
+        weights.finish_iterate()
+        iterates.append(dense.copy())
+        assert weights.norm == pytest.approx(np.linalg.norm(dense), rel=1e-9, abs=1e-12)
+    assert np.allclose(weights.current(), dense)
+    assert np.allclose(weights.average(), np.mean(iterates, axis=0))
