@@ -1,0 +1,163 @@
+"""Sentence + candidate parts -> sparse feature matrix (the F(x) of ``docs/algorithms.md``).
+
+:class:`FeatureExtractor` encodes a sentence once (:meth:`FeatureExtractor.encode`) and
+then builds, per call, a CSR matrix whose row ``r`` holds the hashed features of part
+``r`` (:meth:`FeatureExtractor.part_features`) or of arc ``r`` for labeling
+(:meth:`FeatureExtractor.label_features`). Templates follow McDonald, Crammer, Pereira
+(2005), see :mod:`features.templates`; the work is done by numba kernels
+(:mod:`features._kernels`), one call per part-type block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Iterable
+
+import numpy as np
+import scipy.sparse as sp
+
+from corpora.sentence import Sentence
+from decoders.parts import Parts, PartType
+
+from .templates import LABEL_TEMPLATES, PART_TEMPLATES, TEMPLATE_SETS
+from .vocab import EncodedSentence, Vocabulary
+
+
+@dataclass(frozen=True)
+class FeatureConfig:
+    """Feature-space settings.
+
+    Attributes
+    ----------
+    bits:
+        Part features are hashed into ``[0, 2**bits)`` (``1 <= bits <= 30``).
+    label_bits:
+        Label features are hashed into ``[0, 2**label_bits)``.
+    min_count:
+        Forms seen fewer times in training are mapped to UNK.
+    templates:
+        Template set, one of :data:`features.templates.TEMPLATE_SETS` (``"full"``, or
+        ``"reduced"`` for fast experiments).
+    """
+
+    bits: int = 24
+    label_bits: int = 20
+    min_count: int = 1
+    templates: str = "full"
+
+    def __post_init__(self):
+        for name in ("bits", "label_bits"):
+            if not 1 <= getattr(self, name) <= 30:
+                raise ValueError(f"{name} must be in 1..30 (int32 column indices)")
+        if self.min_count < 1:
+            raise ValueError("min_count must be >= 1")
+        if self.templates not in TEMPLATE_SETS:
+            raise ValueError(f"templates must be one of {TEMPLATE_SETS}")
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> "FeatureConfig":
+        return cls(**d)
+
+
+class FeatureExtractor:
+    """Hashed features of parts and of labeled arcs.
+
+    Parameters
+    ----------
+    config:
+        Feature-space settings.
+    vocab:
+        A fitted vocabulary; if ``None``, call :meth:`fit` before encoding.
+
+    Attributes
+    ----------
+    vocab_:
+        The :class:`~features.vocab.Vocabulary` (``None`` until fitted).
+    """
+
+    def __init__(self, config: FeatureConfig = FeatureConfig(), vocab: Vocabulary | None = None):
+        self.config = config
+        self.vocab_ = vocab
+
+    @property
+    def n_features(self) -> int:
+        """Columns of :meth:`part_features`, ``2**bits``."""
+        return 1 << self.config.bits
+
+    @property
+    def n_label_features(self) -> int:
+        """Columns of :meth:`label_features`, ``2**label_bits``."""
+        return 1 << self.config.label_bits
+
+    def fit(self, sentences: Iterable[Sentence]) -> "FeatureExtractor":
+        """Build the vocabulary from training sentences."""
+        self.vocab_ = Vocabulary.fit(sentences, min_count=self.config.min_count)
+        return self
+
+    def encode(self, sentence: Sentence) -> EncodedSentence:
+        """Integer ids of the sentence's words (do it once per sentence and keep it)."""
+        if self.vocab_ is None:
+            raise RuntimeError("FeatureExtractor is not fitted: call fit() or pass a vocab")
+        return self.vocab_.encode(sentence)
+
+    def part_features(self, encoded: EncodedSentence, parts: Parts) -> sp.csr_matrix:
+        """``(len(parts), 2**bits)`` CSR matrix, row ``r`` = features of part ``r``.
+
+        Data are 1.0; column indices within a row are in template order (unsorted) and
+        repeat only where two features collide in the hash; a repeat counts twice in
+        ``F @ w`` and ``F.T @ v``, as a feature count should. Raises
+        ``NotImplementedError`` for a part type without templates and ``ValueError`` for
+        parts that do not belong to a sentence of ``len(encoded)`` words.
+        """
+        if parts.n != len(encoded):
+            raise ValueError(f"parts are for n = {parts.n}, sentence has {len(encoded)} words")
+        blocks = sorted(((s.start, s.stop, t) for t, s in parts.offsets.items()
+                         if s.stop > s.start))
+        if sum(stop - start for start, stop, _ in blocks) != len(parts):
+            raise ValueError("part-type blocks do not cover the parts")
+        indptrs, indices = [np.zeros(1, dtype=np.int32)], []
+        for start, stop, part_type in blocks:
+            templates = PART_TEMPLATES.get(PartType(part_type))
+            if templates is None:
+                raise NotImplementedError(f"no feature templates for {PartType(part_type).name}")
+            indptr, idx = templates.features(encoded.ids, parts.index[start:stop],
+                                             self.config.templates, self.config.bits)
+            indptrs.append(indptr[1:] + indptrs[-1][-1])
+            indices.append(idx)
+        if len(indices) == 1:
+            return _csr(indptr, indices[0], self.n_features)
+        indices = np.concatenate(indices) if indices else np.zeros(0, dtype=np.int32)
+        return _csr(np.concatenate(indptrs), indices, self.n_features)
+
+    def label_features(self, encoded: EncodedSentence, arcs: np.ndarray) -> sp.csr_matrix:
+        """``(len(arcs), 2**label_bits)`` CSR matrix of the labeling features of ``(h, m)`` arcs.
+
+        Not conjoined with any label: the parser multiplies it by a dense
+        ``(2**label_bits, n_labels)`` weight matrix.
+        """
+        arcs = np.asarray(arcs, dtype=np.int64).reshape(-1, 2)
+        rows = np.empty((arcs.shape[0], 4), dtype=np.int64)
+        rows[:, 0] = PartType.ARC
+        rows[:, 1:3] = arcs
+        rows[:, 3] = -1
+        indptr, indices = LABEL_TEMPLATES.features(encoded.ids, rows, self.config.templates,
+                                                   self.config.label_bits)
+        return _csr(indptr, indices, self.n_label_features)
+
+    def to_json(self) -> dict:
+        """``{"config": ..., "vocab": ...}``: plain JSON, no pickle."""
+        return {"config": self.config.to_json(),
+                "vocab": None if self.vocab_ is None else self.vocab_.to_json()}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "FeatureExtractor":
+        vocab = None if d["vocab"] is None else Vocabulary.from_json(d["vocab"])
+        return cls(FeatureConfig.from_json(d["config"]), vocab)
+
+
+def _csr(indptr: np.ndarray, indices: np.ndarray, n_columns: int) -> sp.csr_matrix:
+    data = np.ones(indices.shape[0], dtype=np.float64)
+    return sp.csr_matrix((data, indices, indptr), shape=(indptr.shape[0] - 1, n_columns))

@@ -1,0 +1,219 @@
+"""Feature templates, one table per part type, written as short strings.
+
+A template is a space-separated list of atoms, each ``<anchor>[+k|-k].<field>``: anchor
+``h``, ``m``, ``x`` (the part's index columns, see ``decoders.parts``) or ``b`` (every
+word strictly between h and m, one feature per distinct value), offset ``k`` words to the
+right/left, and a field of :data:`features.vocab.FIELDS`; or the pseudo-atoms ``arc.dir``
+and ``arc.dist`` (direction and binned distance of (h, m)). ``bias`` has no atom. A
+template's id is a 63-bit hash of ``"<table name>:<template string>"``, so adding or
+reordering templates never changes the indices of the others.
+
+First-order arc templates (McDonald, Crammer, Pereira 2005, Table 1; "p" is the head h,
+"c" the modifier m; w a word field, t a tag field):
+
+===========================  ==============================================================
+(a) basic unigram            ``h.w h.t``, ``h.w``, ``h.t``, ``m.w m.t``, ``m.w``, ``m.t``
+(b) basic bigram             ``h.w h.t m.w m.t``, ``h.t m.w m.t``, ``h.w m.w m.t``,
+                             ``h.w h.t m.t``, ``h.w h.t m.w``, ``h.w m.w``, ``h.t m.t``;
+                             and MSTParser's ``h.w m.t``, ``h.t m.w``
+(c) in between               ``h.t b.t m.t``
+(c) surrounding              ``h.t h+1.t m-1.t m.t``, ``h-1.t h.t m-1.t m.t``,
+                             ``h.t h+1.t m.t m+1.t``, ``h-1.t h.t m.t m+1.t``, and the
+                             trigram back-offs with one neighbour removed
+extra                        ``bias``, ``h.suffix h.upos``, ``m.suffix m.upos``,
+                             ``h.shape``, ``m.shape``
+===========================  ==============================================================
+
+(a) and (b) are instantiated for (w, t) in (form, upos), (form, xpos), (lemma, upos),
+(prefix, upos) (the paper adds its word features for 5-character prefixes too), (c) for
+t in (upos, xpos); duplicates are dropped. As in MSTParser every arc feature is emitted
+twice: plain and conjoined with direction and binned distance (1, 2, 3, 4, 5, 6-10, >10).
+The ``reduced`` set keeps (w, t) = (form, upos) and t = upos only, for fast experiments.
+On en_ewt train (all n^2 candidate arcs) this gives 169 features per arc for ``full``
+(74 templates) and 60 for ``reduced`` (25 templates).
+
+Label templates (scored against a dense ``(2**label_bits, n_labels)`` matrix, hence
+neither conjoined with the label nor with direction/distance, which appear as atoms):
+head and modifier word, lemma, UPOS, XPOS and their pairs, the modifier's prefix, suffix
+and shape, direction and distance with the POS pair, and the neighbours' UPOS.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from decoders.parts import PartType
+
+from . import _kernels as K
+from .vocab import FIELD_INDEX
+
+TEMPLATE_SETS = ("full", "reduced")
+
+_ANCHORS = {"h": K.ANCHOR_H, "m": K.ANCHOR_M, "x": K.ANCHOR_X, "b": K.ANCHOR_B}
+_ARC_FIELDS = {"dir": K.ARC_DIR, "dist": K.ARC_DIST}
+
+Kernel = Callable[[np.ndarray, np.ndarray, np.ndarray, int, int], tuple[np.ndarray, np.ndarray]]
+
+
+def stable_hash63(text: str) -> int:
+    """A 63-bit hash of ``text`` that is the same in every process (blake2b)."""
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little") & ((1 << 63) - 1)
+
+
+def parse_atom(atom: str) -> tuple[int, int, int]:
+    """``"h+1.upos"`` -> ``(anchor, offset, field)`` codes of :mod:`features._kernels`."""
+    where, _, name = atom.partition(".")
+    if where == "arc":
+        if name not in _ARC_FIELDS:
+            raise ValueError(f"bad atom {atom!r}: arc.dir or arc.dist")
+        return K.ANCHOR_ARC, 0, _ARC_FIELDS[name]
+    anchor, offset = where[:1], where[1:]
+    if anchor not in _ANCHORS or name not in FIELD_INDEX or (offset and anchor == "b"):
+        raise ValueError(f"bad atom {atom!r}")
+    return _ANCHORS[anchor], int(offset) if offset else 0, FIELD_INDEX[name]
+
+
+@dataclass(frozen=True)
+class Template:
+    """One template: its string, parsed atoms, id, and whether it is also conjoined."""
+
+    spec: str
+    atoms: tuple[tuple[int, int, int], ...]
+    tid: int
+    conjoin: bool
+
+    @classmethod
+    def parse(cls, table_name: str, spec: str, conjoin: bool) -> "Template":
+        atoms = () if spec == "bias" else tuple(parse_atom(a) for a in spec.split())
+        if len(atoms) > K.MAX_ATOMS:
+            raise ValueError(f"template {spec!r} has more than {K.MAX_ATOMS} atoms")
+        if sum(a[0] == K.ANCHOR_B for a in atoms) > 1:
+            raise ValueError(f"template {spec!r} has more than one in-between atom")
+        return cls(spec, atoms, stable_hash63(f"{table_name}:{spec}"), conjoin)
+
+    @property
+    def between(self) -> int:
+        """Slot of the in-between atom, -1 if none."""
+        return next((i for i, a in enumerate(self.atoms) if a[0] == K.ANCHOR_B), -1)
+
+    def row(self) -> np.ndarray:
+        """This template's row of a kernel table (``_kernels`` module docstring)."""
+        row = np.zeros(K.TABLE_WIDTH, dtype=np.int64)
+        row[:4] = self.tid, int(self.conjoin), len(self.atoms), self.between
+        for i, atom in enumerate(self.atoms):
+            row[K.COL_ATOMS + 3 * i: K.COL_ATOMS + 3 * i + 3] = atom
+        return row
+
+
+@dataclass(frozen=True)
+class PartTemplates:
+    """The templates of one part type and the kernel that instantiates them.
+
+    Parameters
+    ----------
+    name:
+        Table name; salts the hash (``salt``) and every template id.
+    full:
+        Template strings of the ``full`` set, in emission order.
+    reduced:
+        The subset of ``full`` that forms the ``reduced`` set.
+    conjoin:
+        Emit every feature also conjoined with direction and binned distance of (h, m).
+    kernel:
+        ``kernel(ids, rows, table, salt, bits) -> (indptr, indices)`` (the signature of
+        :func:`features._kernels.part_features`, the generic template interpreter).
+    """
+
+    name: str
+    full: tuple[str, ...]
+    reduced: tuple[str, ...]
+    conjoin: bool
+    kernel: Kernel = K.part_features
+    templates: dict = field(init=False, repr=False)
+    tables: dict = field(init=False, repr=False)
+
+    def __post_init__(self):
+        if len(set(self.full)) != len(self.full) or not set(self.reduced) <= set(self.full):
+            raise ValueError(f"{self.name}: duplicate templates or reduced not a subset of full")
+        templates = {}
+        for set_name, specs in zip(TEMPLATE_SETS, (self.full, self.reduced)):
+            templates[set_name] = tuple(Template.parse(self.name, s, self.conjoin) for s in specs)
+        object.__setattr__(self, "templates", templates)
+        object.__setattr__(self, "tables", {
+            s: np.stack([t.row() for t in ts]) if ts
+            else np.zeros((0, K.TABLE_WIDTH), dtype=np.int64)
+            for s, ts in templates.items()})
+
+    @property
+    def salt(self) -> int:
+        return stable_hash63(self.name)
+
+    def features(self, ids: np.ndarray, rows: np.ndarray, template_set: str,
+                 bits: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(indptr, indices)`` of the parts ``rows`` (``int64 (k, 4)`` index rows)."""
+        return self.kernel(ids, rows, self.tables[template_set], self.salt, bits)
+
+
+def _unique(specs):
+    return tuple(dict.fromkeys(specs))
+
+
+def _head_modifier(w: str, t: str) -> list[str]:
+    """Table 1 (a) and (b) for word field ``w`` and tag field ``t``, plus MSTParser's two."""
+    return [f"h.{w} h.{t}", f"h.{w}", f"h.{t}", f"m.{w} m.{t}", f"m.{w}", f"m.{t}",
+            f"h.{w} h.{t} m.{w} m.{t}", f"h.{t} m.{w} m.{t}", f"h.{w} m.{w} m.{t}",
+            f"h.{w} h.{t} m.{t}", f"h.{w} h.{t} m.{w}", f"h.{w} m.{w}", f"h.{t} m.{t}",
+            f"h.{w} m.{t}", f"h.{t} m.{w}"]
+
+
+def _context(t: str) -> list[str]:
+    """Table 1 (c) for tag field ``t``: in-between, surrounding 4-grams, trigram back-offs."""
+    return [f"h.{t} b.{t} m.{t}",
+            f"h.{t} h+1.{t} m-1.{t} m.{t}", f"h-1.{t} h.{t} m-1.{t} m.{t}",
+            f"h.{t} h+1.{t} m.{t} m+1.{t}", f"h-1.{t} h.{t} m.{t} m+1.{t}",
+            f"h-1.{t} h.{t} m.{t}", f"h.{t} h+1.{t} m.{t}",
+            f"h.{t} m-1.{t} m.{t}", f"h.{t} m.{t} m+1.{t}"]
+
+
+_ARC_EXTRA = ["bias", "h.suffix h.upos", "m.suffix m.upos", "h.shape", "m.shape"]
+
+ARC_TEMPLATES = PartTemplates(
+    name="arc",
+    full=_unique(["bias"]
+                 + [s for w, t in (("form", "upos"), ("form", "xpos"), ("lemma", "upos"),
+                                   ("prefix", "upos")) for s in _head_modifier(w, t)]
+                 + _context("upos") + _context("xpos") + _ARC_EXTRA),
+    reduced=_unique(["bias"] + _head_modifier("form", "upos") + _context("upos")),
+    conjoin=True,
+)
+
+LABEL_TEMPLATES = PartTemplates(
+    name="label",
+    full=(
+        "bias",
+        "h.form", "h.lemma", "h.upos", "h.xpos", "m.form", "m.lemma", "m.upos", "m.xpos",
+        "m.prefix", "m.suffix", "m.shape", "m.suffix m.upos",
+        "h.upos m.upos", "h.xpos m.xpos", "h.lemma m.lemma", "h.upos m.form",
+        "h.form m.upos", "h.upos m.lemma", "h.lemma m.upos",
+        "arc.dir", "arc.dir arc.dist", "arc.dir m.upos", "arc.dir m.lemma",
+        "arc.dir h.upos m.upos", "arc.dir arc.dist m.upos", "arc.dir arc.dist h.upos m.upos",
+        "m-1.upos m.upos", "m.upos m+1.upos", "m-1.upos m.upos m+1.upos",
+        "h.upos m-1.upos m.upos", "h.upos m.upos m+1.upos",
+        "h-1.upos h.upos", "h.upos h+1.upos",
+    ),
+    reduced=(
+        "bias", "h.form", "h.upos", "m.form", "m.upos", "m.suffix", "h.upos m.upos",
+        "h.upos m.form", "h.form m.upos", "arc.dir", "arc.dir arc.dist",
+        "arc.dir h.upos m.upos", "m-1.upos m.upos", "m.upos m+1.upos",
+    ),
+    conjoin=False,
+)
+
+PART_TEMPLATES: dict[PartType, PartTemplates] = {PartType.ARC: ARC_TEMPLATES}
+"""Templates of every part type; a higher-order type adds one entry (and, if the generic
+interpreter does not fit, its own kernel)."""
