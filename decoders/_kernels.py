@@ -1,0 +1,362 @@
+"""Numba kernels of the decoders: pure functions over numpy arrays.
+
+Every kernel takes a score matrix ``S``, ``float64 (n + 1, n + 1)`` with ``S[h, m]`` the
+score of arc h -> m and ``-inf`` for arcs that are not candidates, and returns
+``(heads, status)``: ``heads`` is ``int64 (n + 1,)`` with ``heads[0] == -1`` and
+``status`` one of the codes below. Kernels never raise; the calling module turns a
+status into an exception with a message. Column 0 and the diagonal of ``S`` are ignored.
+"""
+
+import numpy as np
+from numba import njit
+
+#: The tree was found.
+OK = 0
+#: No arborescence rooted at 0 uses only finite arcs.
+NO_TREE = 1
+#: Trees exist, but none with exactly one child of the root.
+NO_SINGLE_ROOT_TREE = 2
+
+
+@njit(cache=True)
+def _best_head(W, alive, v):
+    """Live slot ``u != v`` maximizing ``W[u, v]`` (the first on ties); -1 if all -inf."""
+    best = -1
+    best_val = -np.inf
+    for u in range(W.shape[0]):
+        if alive[u] and u != v and W[u, v] > best_val:
+            best_val = W[u, v]
+            best = u
+    return best
+
+
+@njit(cache=True)
+def _find_cycle(best, alive, mark, cycle):
+    """Write one cycle of the greedy graph ``v <- best[v]`` into ``cycle``; its length.
+
+    Returns 0 when the greedy graph is a tree (every walk up ``best`` reaches slot 0).
+    """
+    mark[:] = 0
+    for x in range(1, best.shape[0]):
+        if not alive[x] or mark[x] != 0:
+            continue
+        y = x
+        while y != 0 and mark[y] == 0:
+            mark[y] = x
+            y = best[y]
+        if y != 0 and mark[y] == x:
+            k = 0
+            z = y
+            while True:
+                cycle[k] = z
+                k += 1
+                z = best[z]
+                if z == y:
+                    return k
+    return 0
+
+
+@njit(cache=True)
+def mst_heads(S, single_root):
+    """Maximum spanning arborescence rooted at 0 (Chu & Liu 1965; Edmonds 1967).
+
+    Dense contraction in the manner of Tarjan (1977): every node keeps its best incoming
+    arc (the greedy graph); a cycle of the greedy graph is contracted into a new node
+    whose incoming arcs are rescored ``W[u, c] - W[best(c), c]``; when the greedy graph
+    is a tree, the contractions are undone in reverse order. Unconstrained, a call is
+    O(n^2): a contraction costs O(|cycle| n) and a cycle search O(n).
+
+    With ``single_root``, the root constraint is enforced exactly as in Gabow and Tarjan
+    (1984) and Zmigrod, Vieira and Cotterell (2020, "Please Mind the Root"): while the
+    greedy graph is a tree with several root children, the child that loses least by
+    trading its root arc for its best non-root head makes that swap; a cycle the swap
+    closes is contracted (its best incoming arc is then a root arc) and the loop goes on.
+    A swap costs O(k n) with k root children: O(n^3) at worst, near O(n^2) in practice.
+
+    Parameters
+    ----------
+    S:
+        ``float64 (n + 1, n + 1)`` arc scores, ``-inf`` for non-candidate arcs.
+    single_root:
+        Require exactly one child of the root.
+
+    Returns
+    -------
+    heads, status:
+        ``int64 (n + 1,)`` heads (``heads[0] == -1``) and :data:`OK`, or
+        :data:`NO_TREE` / :data:`NO_SINGLE_ROOT_TREE` (``heads`` then meaningless).
+        Ties go to the lowest slot, so equal inputs give equal trees.
+    """
+    N = S.shape[0]
+    heads = np.full(N, -1, dtype=np.int64)
+    if N <= 1:
+        return heads, OK
+    # The current graph lives in the N slots of W; a contracted cycle takes the slot of
+    # its first member. orig_h / orig_m: the original arc that W[u, v] stands for.
+    W = S.copy()
+    orig_h = np.empty((N, N), dtype=np.int64)
+    orig_m = np.empty((N, N), dtype=np.int64)
+    for u in range(N):
+        W[u, u] = -np.inf
+        W[u, 0] = -np.inf
+        for v in range(N):
+            orig_h[u, v] = u
+            orig_m[u, v] = v
+    # Node ids: 0..N-1 the original nodes, N + j the j-th contracted cycle.
+    alive = np.ones(N, dtype=np.bool_)
+    slot_id = np.arange(N)
+    best = np.full(N, -1, dtype=np.int64)
+    comp = np.full(2 * N, -1, dtype=np.int64)
+    cyc_h = np.full(2 * N, -1, dtype=np.int64)
+    cyc_m = np.full(2 * N, -1, dtype=np.int64)
+    members = np.empty(2 * N, dtype=np.int64)
+    members_end = np.zeros(N, dtype=np.int64)
+    n_members = 0
+    n_contracted = 0
+    mark = np.zeros(N, dtype=np.int64)
+    cycle = np.empty(N, dtype=np.int64)
+    in_cycle = np.zeros(N, dtype=np.bool_)
+    w_in = np.empty(N, dtype=np.float64)
+
+    for v in range(1, N):
+        best[v] = _best_head(W, alive, v)
+        if best[v] < 0:
+            return heads, NO_TREE
+
+    while True:
+        k = _find_cycle(best, alive, mark, cycle)
+        if k > 0:
+            new_id = N + n_contracted
+            r = cycle[0]
+            for i in range(k):
+                c = cycle[i]
+                in_cycle[c] = True
+                w_in[c] = W[best[c], c]
+                node = slot_id[c]
+                comp[node] = new_id
+                cyc_h[node] = orig_h[best[c], c]
+                cyc_m[node] = orig_m[best[c], c]
+                members[n_members] = node
+                n_members += 1
+            members_end[n_contracted] = n_members
+            for u in range(N):  # arcs into the cycle
+                if not alive[u] or in_cycle[u]:
+                    continue
+                bv = -np.inf
+                bc = -1
+                for i in range(k):
+                    c = cycle[i]
+                    val = W[u, c] - w_in[c]
+                    if val > bv:
+                        bv = val
+                        bc = c
+                W[u, r] = bv
+                if bc >= 0:
+                    orig_h[u, r] = orig_h[u, bc]
+                    orig_m[u, r] = orig_m[u, bc]
+            for t in range(1, N):  # arcs out of the cycle
+                if not alive[t] or in_cycle[t]:
+                    continue
+                bv = -np.inf
+                bc = -1
+                for i in range(k):
+                    c = cycle[i]
+                    if W[c, t] > bv:
+                        bv = W[c, t]
+                        bc = c
+                W[r, t] = bv
+                if bc >= 0:
+                    orig_h[r, t] = orig_h[bc, t]
+                    orig_m[r, t] = orig_m[bc, t]
+            W[r, r] = -np.inf
+            for i in range(1, k):
+                alive[cycle[i]] = False
+                slot_id[cycle[i]] = -1
+            slot_id[r] = new_id
+            for t in range(1, N):
+                if alive[t] and t != r and in_cycle[best[t]]:
+                    best[t] = r  # W[r, t] is the max over the cycle: still the best
+            for i in range(k):
+                in_cycle[cycle[i]] = False
+            n_contracted += 1
+            best[r] = _best_head(W, alive, r)
+            if best[r] < 0:
+                return heads, NO_TREE
+            continue
+        if not single_root:
+            break
+        # Greedy graph is a tree: make the cheapest root-arc swap while the root has > 1 child.
+        n_children = 0
+        pick = -1
+        pick_alt = -1
+        pick_delta = np.inf
+        for x in range(1, N):
+            if not alive[x] or best[x] != 0:
+                continue
+            n_children += 1
+            alt = -1
+            alt_val = -np.inf
+            for u in range(1, N):
+                if alive[u] and u != x and W[u, x] > alt_val:
+                    alt_val = W[u, x]
+                    alt = u
+            delta = W[0, x] - alt_val if alt >= 0 else np.inf
+            if pick < 0 or delta < pick_delta:
+                pick = x
+                pick_alt = alt
+                pick_delta = delta
+        if n_children <= 1:
+            break
+        if pick_alt < 0:
+            return heads, NO_SINGLE_ROOT_TREE
+        best[pick] = pick_alt
+
+    # Expand: every node gets one incoming original arc, outermost contraction first.
+    in_h = np.full(2 * N, -1, dtype=np.int64)
+    in_m = np.full(2 * N, -1, dtype=np.int64)
+    for x in range(1, N):
+        if alive[x]:
+            in_h[slot_id[x]] = orig_h[best[x], x]
+            in_m[slot_id[x]] = orig_m[best[x], x]
+    for j in range(n_contracted - 1, -1, -1):
+        new_id = N + j
+        entry = in_m[new_id]
+        while comp[entry] != new_id:  # the member of the cycle that contains the entry
+            entry = comp[entry]
+        start = members_end[j - 1] if j > 0 else 0
+        for i in range(start, members_end[j]):
+            node = members[i]
+            if node == entry:
+                in_h[node] = in_h[new_id]
+                in_m[node] = in_m[new_id]
+            else:
+                in_h[node] = cyc_h[node]
+                in_m[node] = cyc_m[node]
+    for m in range(1, N):
+        heads[m] = in_h[m]
+    return heads, OK
+
+
+@njit(cache=True)
+def eisner_heads(S, single_root):
+    """Best projective tree rooted at 0 (Eisner 1996), O(n^3) time, O(n^2) space.
+
+    Charts over spans ``s < t``: complete ``CL[s, t]`` (headed by t, covering s..t) and
+    ``CR[s, t]`` (headed by s), incomplete ``IL[s, t]`` (arc t -> s) and ``IR[s, t]``
+    (arc s -> t); an incomplete span is ``CR[s, r] + CL[r + 1, t]`` plus its arc.
+    Unconstrained, the answer is ``CR[0, n]``. With ``single_root`` the charts cover
+    words 1..n only and the root takes exactly one child r:
+    ``max_r S[0, r] + CL[1, r] + CR[r, n]``.
+
+    Parameters
+    ----------
+    S:
+        ``float64 (n + 1, n + 1)`` arc scores, ``-inf`` for non-candidate arcs.
+    single_root:
+        Require exactly one child of the root.
+
+    Returns
+    -------
+    heads, status:
+        ``int64 (n + 1,)`` heads and :data:`OK`, or :data:`NO_TREE` when no projective
+        tree (with one root child if ``single_root``) uses only finite arcs. Ties go to
+        the leftmost split point.
+    """
+    N = S.shape[0]
+    heads = np.full(N, -1, dtype=np.int64)
+    if N <= 1:
+        return heads, OK
+    # Inner loops run along rows: CL and CR are also kept transposed (CL_t[t, s] is
+    # CL[s, t]), and IL only transposed.
+    CL = np.full((N, N), -np.inf)
+    CL_t = np.full((N, N), -np.inf)
+    CR = np.full((N, N), -np.inf)
+    CR_t = np.full((N, N), -np.inf)
+    IL_t = np.full((N, N), -np.inf)
+    IR = np.full((N, N), -np.inf)
+    split_i = np.zeros((N, N), dtype=np.int64)
+    split_cl = np.zeros((N, N), dtype=np.int64)
+    split_cr = np.zeros((N, N), dtype=np.int64)
+    for s in range(N):
+        CL[s, s] = CL_t[s, s] = 0.0
+        CR[s, s] = CR_t[s, s] = 0.0
+    lo = 1 if single_root else 0
+    for width in range(1, N):
+        for s in range(lo, N - width):
+            t = s + width
+            bv = -np.inf
+            br = s
+            for r in range(s, t):
+                val = CR[s, r] + CL_t[t, r + 1]
+                if val > bv:
+                    bv = val
+                    br = r
+            split_i[s, t] = br
+            IL_t[t, s] = bv + S[t, s] if s > 0 else -np.inf
+            IR[s, t] = bv + S[s, t]
+            bv = -np.inf
+            br = s
+            for r in range(s, t):
+                val = CL[s, r] + IL_t[t, r]
+                if val > bv:
+                    bv = val
+                    br = r
+            CL[s, t] = CL_t[t, s] = bv
+            split_cl[s, t] = br
+            bv = -np.inf
+            br = t
+            for r in range(s + 1, t + 1):
+                val = IR[s, r] + CR_t[t, r]
+                if val > bv:
+                    bv = val
+                    br = r
+            CR[s, t] = CR_t[t, s] = bv
+            split_cr[s, t] = br
+
+    # Backtrack with an explicit stack of (s, t, kind): 0 = CL, 1 = CR, 2 = IL, 3 = IR.
+    stack = np.empty((2 * N + 2, 3), dtype=np.int64)
+    top = 0
+    if single_root:
+        best = -np.inf
+        root_child = -1
+        for r in range(1, N):
+            val = S[0, r] + CL[1, r] + CR[r, N - 1]
+            if val > best:
+                best = val
+                root_child = r
+        if root_child < 0:
+            return heads, NO_TREE
+        heads[root_child] = 0
+        stack[0, 0], stack[0, 1], stack[0, 2] = 1, root_child, 0
+        stack[1, 0], stack[1, 1], stack[1, 2] = root_child, N - 1, 1
+        top = 2
+    else:
+        if CR[0, N - 1] == -np.inf:
+            return heads, NO_TREE
+        stack[0, 0], stack[0, 1], stack[0, 2] = 0, N - 1, 1
+        top = 1
+    while top > 0:
+        top -= 1
+        s, t, kind = stack[top, 0], stack[top, 1], stack[top, 2]
+        if s == t:
+            continue
+        if kind == 0:
+            r = split_cl[s, t]
+            stack[top, 0], stack[top, 1], stack[top, 2] = s, r, 0
+            stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = r, t, 2
+            top += 2
+        elif kind == 1:
+            r = split_cr[s, t]
+            stack[top, 0], stack[top, 1], stack[top, 2] = s, r, 3
+            stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = r, t, 1
+            top += 2
+        else:
+            if kind == 2:
+                heads[s] = t
+            else:
+                heads[t] = s
+            r = split_i[s, t]
+            stack[top, 0], stack[top, 1], stack[top, 2] = s, r, 1
+            stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = r + 1, t, 0
+            top += 2
+    return heads, OK
