@@ -1,0 +1,603 @@
+"""A trainable sentence splitter and tokenizer for raw text.
+
+The design follows the UDPipe tokenizer (Straka, Hajič and Straková, 2016, *UDPipe:
+Trainable Pipeline for Processing CoNLL-U Files*, LREC; Straka and Straková, 2017,
+*Tokenizing, POS Tagging, Lemmatizing and Parsing UD 2.0 with UDPipe*, CoNLL): the
+training treebank's ``# text`` comments, aligned with its tokens, say after which
+characters a token and a sentence end, and a classifier learns to say the same on new
+text; multiword tokens are then expanded into syntactic words from a lexicon learned from
+the treebank's range lines. Here the classifiers are two averaged perceptrons (Collins,
+2002) over hashed features instead of UDPipe's bidirectional GRU:
+
+1. *Token boundaries.* Whitespace always separates tokens. Inside a whitespace-delimited
+   chunk, every gap between two characters is a candidate; its features are character
+   n-grams around it and the chunk's left and right parts (so "do|n't", "Dr.", "U.S.",
+   "3.5" and "end|." are learned as the treebank writes them).
+2. *Sentence boundaries.* After every token, from the two tokens before and the two after:
+   their forms, shapes, a learned list of abbreviations (tokens ending in a period that
+   the treebank keeps whole, as in Punkt: Kiss and Strunk, 2006, *Unsupervised
+   Multilingual Sentence Boundary Detection*, Computational Linguistics 32(4)), the
+   capitalization of the next token and the whitespace in between. A paragraph break (a
+   blank line) and the end of the text always end a sentence; the ends of training
+   paragraphs are still learned from, as if followed by a space, so that text that
+   comes without blank lines is split too.
+3. *Multiword tokens* (:class:`MultiwordLexicon`): a surface form seen in training gets
+   its most frequent analysis; an unseen one ending in a suffix that reliably marks a
+   multiword token ("'s", "n't") is split as that suffix was in training.
+
+Every non-space character of the input ends up in exactly one token, in order; a token
+never contains whitespace. Training text is built as the UD tool ``conllu_to_text.pl``
+builds it (:func:`raw_text`): sentences joined by a space, a blank line before each new
+paragraph or document.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import logging
+import re
+import textwrap
+import unicodedata
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from corpora import _tokenizer_kernels as kernels
+from corpora.alignment import SurfaceToken, sentence_tokens
+from corpora.sentence import Sentence
+
+logger = logging.getLogger(__name__)
+
+FORMAT = "polyparse-tokenizer"
+VERSION = 1
+
+# Whitespace between two tokens: none, spaces or single line breaks, a paragraph break.
+NO_SPACE, SPACE, PARAGRAPH = 0, 1, 2
+
+_WEIGHTS = ("char_weights", "token_weights")     # fitted arrays, without their "_"
+_NEW_PARAGRAPH = re.compile(r"^#\s*new(par|doc)\b")
+_APOSTROPHES = frozenset("'`´‘’")
+_QUOTES = frozenset('"“”„«»‹›')
+_CATEGORY_CLASS = {"Lu": 2, "Lt": 2, "Ll": 3, "Lm": 4, "Lo": 4, "Nd": 5, "Nl": 6, "No": 6,
+                   "Pd": 11, "Ps": 12, "Pe": 13, "Pi": 10, "Pf": 10, "Po": 15, "Pc": 15,
+                   "Sm": 16, "Sc": 16, "Sk": 16, "So": 16, "Mn": 17, "Mc": 17, "Me": 17}
+_SPECIAL_CLASS = {".": 7, ",": 8, "!": 14, "?": 14}
+
+
+@functools.lru_cache(maxsize=65536)
+def char_class(c: str) -> int:
+    """A small integer class of one character, for features.
+
+    1 whitespace, 2 uppercase letter, 3 lowercase letter, 4 other letter, 5 digit,
+    6 other number, 7 ``.``, 8 ``,``, 9 apostrophe, 10 quotation mark, 11 dash,
+    12 opening bracket, 13 closing bracket, 14 ``!`` or ``?``, 15 other punctuation,
+    16 symbol, 17 combining mark, 18 anything else.
+    """
+    if c.isspace():
+        return kernels.WHITESPACE
+    if c in _SPECIAL_CLASS:
+        return _SPECIAL_CLASS[c]
+    if c in _APOSTROPHES:
+        return 9
+    if c in _QUOTES:
+        return 10
+    return _CATEGORY_CLASS.get(unicodedata.category(c), 18)
+
+
+def _stable_hash(s: str) -> int:
+    """A hash of ``s`` that is the same in every process (unlike :func:`hash`)."""
+    return zlib.crc32(s.encode("utf-8", "surrogatepass"))
+
+
+def _shape(form: str) -> str:
+    """The classes of ``form``'s characters as letters, runs collapsed: "Dr." -> "CD" + "H"."""
+    return "".join(letter for letter, _ in itertools.groupby(chr(64 + char_class(c))
+                                                             for c in form))
+
+
+@dataclass(frozen=True)
+class Token:
+    """A token of the input text.
+
+    Attributes
+    ----------
+    form:
+        ``text[start:end]``; it contains no whitespace.
+    start, end:
+        Character offsets into the text given to :meth:`Tokenizer.tokenize`.
+    space_after:
+        False when the next character of the text is not whitespace (UD's
+        ``SpaceAfter=No``); True at the end of the text.
+    words:
+        The syntactic words; one (the form itself) unless it is a multiword token.
+    """
+
+    form: str
+    start: int
+    end: int
+    space_after: bool
+    words: tuple[str, ...]
+
+
+def raw_text(sentences: Iterable[Sentence], width: int | None = 80) -> str:
+    """The plain text of a treebank, as the UD tool ``conllu_to_text.pl`` writes it.
+
+    The ``# text`` of the sentences of a paragraph are joined by a space; a new
+    paragraph or document (``# newpar``, ``# newdoc``) begins after a blank line.
+    With ``width``, paragraphs are wrapped at spaces into lines of about that length.
+    A sentence without ``# text`` is rebuilt from its tokens and ``SpaceAfter=No``.
+    """
+    paragraphs: list[list[str]] = []
+    for sentence in sentences:
+        if _starts_paragraph(sentence) or not paragraphs:
+            paragraphs.append([])
+        paragraphs[-1].append(_sentence_text(sentence))
+    if width is None:
+        return "\n\n".join(" ".join(p) for p in paragraphs) + "\n"
+    return "\n\n".join(textwrap.fill(" ".join(p), width, break_long_words=False,
+                                     break_on_hyphens=False) for p in paragraphs) + "\n"
+
+
+def _starts_paragraph(sentence: Sentence) -> bool:
+    for line in sentence.lines:
+        if not line.startswith("#"):
+            return False
+        if _NEW_PARAGRAPH.match(line):
+            return True
+    return False
+
+
+def _sentence_text(sentence: Sentence) -> str:
+    if sentence.text is not None:
+        return sentence.text
+    return "".join(t.form + (" " if t.space_after else "")
+                   for t in sentence_tokens(sentence)).rstrip()
+
+
+def _token_offsets(text: str, tokens: Sequence[SurfaceToken]) -> list[tuple[int, int]] | None:
+    """``[start, end)`` of each token in ``text``, or None if the tokens' forms do not
+    spell exactly the non-space characters of ``text``."""
+    spans = []
+    pos = 0
+    for token in tokens:
+        start = None
+        for c in token.form:
+            if c.isspace():
+                continue
+            while pos < len(text) and text[pos].isspace():
+                pos += 1
+            if pos >= len(text) or text[pos] != c:
+                return None
+            start = pos if start is None else start
+            pos += 1
+        if start is None:
+            return None
+        spans.append((start, pos))
+    return spans if text[pos:].isspace() or pos == len(text) else None
+
+
+class MultiwordLexicon:
+    """Expansions of surface tokens into syntactic words, learned from range lines.
+
+    Parameters
+    ----------
+    forms:
+        Lowercased surface form -> lowercased words, for every training form whose most
+        frequent analysis the rules would get wrong (a one-word tuple keeps it whole).
+    rules:
+        Lowercased suffix -> ``(rest of the first word, following words...)``: a form
+        ending in the suffix becomes its remaining prefix followed by these, as
+        "bush's" -> "bush" + "" | "'s" (the full-form and suffix rules of UDPipe's
+        ``multiword_splitter``, Straka et al., 2016).
+
+    Notes
+    -----
+    Candidate rules come from the training multiword tokens, with the shortest suffix
+    that tells the words apart and up to ``context`` more characters ("'s"; "daki" ->
+    "da" | "ki"). A rule is kept when the training tokens ending in its suffix (and longer
+    than it) get their analysis right by the rule at least ``min_count`` times and at a
+    rate of at least ``min_precision``; the longest matching rule applies. Words take their case
+    from the surface form when they spell it; otherwise an all-uppercase form gives
+    uppercase words and a capitalized form a capitalized first word.
+    """
+
+    def __init__(self, forms: dict[str, tuple[str, ...]], rules: dict[str, tuple[str, ...]]):
+        self.forms = forms
+        self.rules = rules
+        self._longest = max(map(len, rules), default=0)
+
+    @classmethod
+    def fit(cls, tokens: Iterable[SurfaceToken], *, min_count: int = 2,
+            min_precision: float = 0.5, context: int = 3) -> "MultiwordLexicon":
+        """Learn from the surface tokens of a training treebank."""
+        analyses = Counter((t.form.lower(), tuple(w.lower() for w in t.words)) for t in tokens)
+        candidates: dict[str, set[tuple[str, ...]]] = {}
+        for form, words in analyses:
+            for suffix, expansion in _rules_of(form, words, context) if len(words) > 1 else ():
+                candidates.setdefault(suffix, set()).add(expansion)
+        longest = max(map(len, candidates), default=0)
+        totals: Counter[str] = Counter()
+        hits: Counter[tuple[str, tuple[str, ...]]] = Counter()
+        for (form, words), count in analyses.items():
+            for size in range(1, min(len(form) - 1, longest) + 1):
+                suffix = form[-size:]
+                for expansion in candidates.get(suffix, ()):
+                    hits[suffix, expansion] += count * (_apply(form, suffix, expansion) == words)
+                totals[suffix] += count * (suffix in candidates)
+        rules: dict[str, tuple[str, ...]] = {}
+        for (suffix, expansion), hit in sorted(hits.items(), key=lambda kv: -kv[1]):
+            if suffix not in rules and hit >= min_count and hit >= min_precision * totals[suffix]:
+                rules[suffix] = expansion
+        by_rule = cls({}, rules)
+        best: dict[str, tuple[str, ...]] = {}
+        for (form, words), _ in analyses.most_common():
+            best.setdefault(form, words)
+        forms = {form: words for form, words in best.items() if by_rule._analyse(form) != words}
+        logger.info("multiword lexicon: %d rules, %d forms", len(rules), len(forms))
+        return cls(forms, rules)
+
+    def expand(self, form: str) -> tuple[str, ...]:
+        """The syntactic words of the surface token ``form`` (``(form,)`` if not multiword).
+
+        Examples
+        --------
+        >>> lexicon = MultiwordLexicon({"gonna": ("gon", "na")}, {"n't": ("", "n't")})
+        >>> lexicon.expand("Gonna"), lexicon.expand("DON'T"), lexicon.expand("dog")
+        (('Gon', 'na'), ('DO', "N'T"), ('dog',))
+        """
+        words = self._analyse(form.lower())
+        if len(words) == 1:
+            return (form,)
+        return _restore_case(form, words)
+
+    def _analyse(self, form: str) -> tuple[str, ...]:
+        if form in self.forms:
+            return self.forms[form]
+        for size in range(min(len(form) - 1, self._longest), 0, -1):
+            expansion = self.rules.get(form[-size:])
+            if expansion is not None:
+                return _apply(form, form[-size:], expansion)
+        return (form,)
+
+    def to_json(self) -> dict:
+        return {"forms": {f: list(w) for f, w in sorted(self.forms.items())},
+                "rules": {s: list(e) for s, e in sorted(self.rules.items())}}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "MultiwordLexicon":
+        return cls({f: tuple(w) for f, w in data["forms"].items()},
+                   {s: tuple(e) for s, e in data["rules"].items()})
+
+
+def _rules_of(form: str, words: tuple[str, ...], context: int
+              ) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """The suffix rules that turn ``form`` into ``words`` when the first word starts like
+    the form: the shortest, ("don't", ("do", "n't")) -> ("n't", ("", "n't")), and those
+    with up to ``context`` more characters of the first word, ("o", ("o", "n't"))."""
+    p = 0
+    while p < min(len(form), len(words[0])) and form[p] == words[0][p]:
+        p += 1
+    if p == len(form):
+        return
+    for q in range(p, max(p - context, 1) - 1, -1):
+        yield form[q:], (words[0][q:],) + words[1:]
+
+
+def _apply(form: str, suffix: str, expansion: tuple[str, ...]) -> tuple[str, ...]:
+    return (form[:len(form) - len(suffix)] + expansion[0],) + expansion[1:]
+
+
+def _restore_case(form: str, words: tuple[str, ...]) -> tuple[str, ...]:
+    lower = form.lower()
+    if len(lower) == len(form) and "".join(words) == lower:
+        out, pos = [], 0
+        for w in words:
+            out.append(form[pos:pos + len(w)])
+            pos += len(w)
+        return tuple(out)
+    if len(form) > 1 and form.isupper():
+        return tuple(w.upper() for w in words)
+    if form[:1].isupper():
+        return (words[0][:1].upper() + words[0][1:],) + words[1:]
+    return words
+
+
+class Tokenizer:
+    """Sentence splitter, tokenizer and multiword-token expander for raw text.
+
+    Parameters
+    ----------
+    epochs:
+        Perceptron passes over the training examples.
+    char_bits, token_bits:
+        The token-boundary and sentence-boundary models have ``2**bits`` weights each.
+    seed:
+        Seed of the order in which the perceptrons visit examples.
+    min_rule_count, min_rule_precision:
+        When a multiword suffix rule is kept (see :class:`MultiwordLexicon`).
+
+    Attributes
+    ----------
+    char_weights_, token_weights_:
+        ``float32`` weights of the token-boundary and sentence-boundary perceptrons.
+    abbreviations_:
+        Lowercased training tokens that end in a period and contain a letter, e.g.
+        "dr.", "e.g.", "u.s.".
+    multiword_:
+        The :class:`MultiwordLexicon`.
+
+    Examples
+    --------
+    >>> tokenizer = Tokenizer().fit(train_sentences)                    # doctest: +SKIP
+    >>> [[t.words for t in s] for s in tokenizer.tokenize("I can't. Go!")]  # doctest: +SKIP
+    [[('I',), ('ca', "n't"), ('.',)], [('Go',), ('!',)]]
+    """
+
+    def __init__(self, *, epochs: int = 5, char_bits: int = 22, token_bits: int = 20,
+                 seed: int = 0, min_rule_count: int = 2, min_rule_precision: float = 0.7):
+        self.epochs = epochs
+        self.char_bits = char_bits
+        self.token_bits = token_bits
+        self.seed = seed
+        self.min_rule_count = min_rule_count
+        self.min_rule_precision = min_rule_precision
+
+    def _params(self) -> dict:
+        return {"epochs": self.epochs, "char_bits": self.char_bits,
+                "token_bits": self.token_bits, "seed": self.seed,
+                "min_rule_count": self.min_rule_count,
+                "min_rule_precision": self.min_rule_precision}
+
+    # ------------------------------------------------------------------ training
+
+    def fit(self, sentences: Iterable[Sentence]) -> "Tokenizer":
+        """Learn from a treebank: its ``# text``, tokens, multiword tokens, paragraphs.
+
+        Sentences whose token forms do not spell their ``# text`` are skipped with a
+        warning.
+        """
+        for name, value, low, high in (("epochs", self.epochs, 1, None),
+                                       ("char_bits", self.char_bits, 8, 30),
+                                       ("token_bits", self.token_bits, 8, 30),
+                                       ("min_rule_count", self.min_rule_count, 1, None),
+                                       ("min_rule_precision", self.min_rule_precision, 0, 1)):
+            if value < low or (high is not None and value > high):
+                raise ValueError(f"{name}={value} is outside [{low}, {high or 'inf'}]")
+        text, tokens, spans, ends = _training_document(sentences)
+        if not tokens:
+            raise ValueError("no training sentence with tokens")
+        self.multiword_ = MultiwordLexicon.fit(tokens, min_count=self.min_rule_count,
+                                               min_precision=self.min_rule_precision)
+        self.abbreviations_ = frozenset(
+            t.form.lower() for t in tokens
+            if len(t.form) > 1 and t.form.endswith(".") and any(c.isalpha() for c in t.form))
+
+        chars, classes = _encode(text)
+        gaps = _gaps(classes)
+        boundaries = np.zeros(len(text) + 1, dtype=bool)
+        for start, end in spans:
+            boundaries[start] = boundaries[end] = True
+        features = kernels.char_features(chars, classes, gaps, self.char_bits)
+        logger.info("token boundaries: %d gaps, %d boundaries", len(gaps),
+                    int(boundaries[gaps].sum()))
+        self.char_weights_ = kernels.perceptron_fit(features, boundaries[gaps],
+                                                    self._orders(len(gaps)), self.char_bits)
+
+        attrs = self._token_attributes(text, [s for s, _ in spans], [e for _, e in spans])
+        # Learn also from the ends of paragraphs, as if the blank line were a space.
+        attrs[:-1, kernels.ATTR_SPACE_AFTER] = np.minimum(attrs[:-1, kernels.ATTR_SPACE_AFTER],
+                                                          SPACE)
+        candidates = _sentence_candidates(attrs)
+        features = kernels.token_features(attrs, candidates, self.token_bits)
+        logger.info("sentence boundaries: %d candidates, %d boundaries", len(candidates),
+                    int(ends[candidates].sum()))
+        self.token_weights_ = kernels.perceptron_fit(features, ends[candidates],
+                                                     self._orders(len(candidates)),
+                                                     self.token_bits)
+        return self
+
+    def _orders(self, n: int) -> np.ndarray:
+        """``(epochs, n)``: a fresh random order of the ``n`` examples for each pass."""
+        rng = np.random.default_rng(self.seed)
+        return np.stack([rng.permutation(n) for _ in range(self.epochs)])
+
+    # ------------------------------------------------------------------ prediction
+
+    def tokenize(self, text: str) -> list[list[Token]]:
+        """Cut ``text`` into sentences of tokens, with their syntactic words.
+
+        Every non-space character of ``text`` belongs to exactly one token, in order; a
+        sentence ends at each paragraph break (a line holding only whitespace) and at the
+        end of the text, and wherever the sentence model says so.
+        """
+        chars, classes = _encode(text)
+        gaps = _gaps(classes)
+        split = np.zeros(len(text) + 1, dtype=bool)
+        if len(gaps):
+            scores = kernels.perceptron_scores(
+                kernels.char_features(chars, classes, gaps, self.char_bits), self.char_weights_)
+            split[gaps[scores > 0]] = True
+        solid = classes != kernels.WHITESPACE
+        before = np.concatenate(([False], solid[:-1]))
+        after = np.concatenate((solid[1:], [False]))
+        starts = np.flatnonzero(solid & (~before | split[:-1]))
+        ends = np.flatnonzero(solid & (~after | split[1:])) + 1
+        if not len(starts):
+            return []
+
+        attrs = self._token_attributes(text, starts, ends)
+        sentence_end = attrs[:, kernels.ATTR_SPACE_AFTER] == PARAGRAPH
+        sentence_end[-1] = True
+        candidates = _sentence_candidates(attrs)
+        if len(candidates):
+            scores = kernels.perceptron_scores(
+                kernels.token_features(attrs, candidates, self.token_bits), self.token_weights_)
+            sentence_end[candidates[scores > 0]] = True
+
+        sentences: list[list[Token]] = [[]]
+        for k, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
+            form = text[start:end]
+            space_after = end == len(text) or text[end].isspace()
+            sentences[-1].append(Token(form, start, end, space_after,
+                                       self.multiword_.expand(form)))
+            if sentence_end[k] and k + 1 < len(starts):
+                sentences.append([])
+        return sentences
+
+    def to_sentences(self, text: str, *, id_prefix: str = "") -> list[Sentence]:
+        """:meth:`tokenize` ``text`` into :class:`Sentence` objects ready to be parsed.
+
+        Each has ``# sent_id = {id_prefix}{k}`` (k from 1), ``# text`` (the sentence's
+        stretch of ``text`` with every run of whitespace made one space), ``# newpar``
+        when it starts a paragraph, a range line for each multiword token and
+        ``SpaceAfter=No`` in MISC of a token followed by no whitespace.
+        """
+        sentences = []
+        previous_end = 0
+        for k, tokens in enumerate(self.tokenize(text), start=1):
+            first, last = tokens[0], tokens[-1]
+            comments = []
+            if k == 1 or text.count("\n", previous_end, first.start) >= 2:
+                comments.append("# newpar")
+            comments.append(f"# sent_id = {id_prefix}{k}")
+            comments.append(f"# text = {' '.join(text[first.start:last.end].split())}")
+            sentences.append(_sentence_of(tokens, comments))
+            previous_end = last.end
+        return sentences
+
+    # ------------------------------------------------------------------ features
+
+    def _token_attributes(self, text: str, starts: Sequence[int], ends: Sequence[int]
+                          ) -> np.ndarray:
+        """``int64 (n_tokens, N_TOKEN_ATTRIBUTES)`` for :func:`kernels.token_features`."""
+        cache: dict[str, tuple[int, ...]] = {}
+        attrs = np.zeros((len(starts), kernels.N_TOKEN_ATTRIBUTES), dtype=np.int64)
+        for k, (start, end) in enumerate(zip(starts, ends)):
+            form = text[start:end]
+            row = cache.get(form)
+            if row is None:
+                lower = form.lower()
+                row = cache[form] = (
+                    _stable_hash(lower), _stable_hash(form), _stable_hash(_shape(form)),
+                    char_class(form[0]), ord(form[0]), ord(form[-1]),
+                    NO_SPACE, int(lower in self.abbreviations_), min(len(form), 10))
+            attrs[k] = row
+            if k + 1 < len(starts):
+                gap = text[end:starts[k + 1]]
+                attrs[k, kernels.ATTR_SPACE_AFTER] = (
+                    NO_SPACE if not gap else PARAGRAPH if gap.count("\n") >= 2 else SPACE)
+            else:
+                attrs[k, kernels.ATTR_SPACE_AFTER] = PARAGRAPH
+        return attrs
+
+    # ------------------------------------------------------------------ serialization
+
+    def to_json(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """The fitted tokenizer as JSON-able data plus arrays.
+
+        The weight vectors are mostly zeros (the perceptron touches few of the hashed
+        features), so each is stored as ``NAME_index`` (``int32``, the non-zero
+        positions) and ``NAME_value`` (``float32``).
+        """
+        data = {"format": FORMAT, "version": VERSION, "params": self._params(),
+                "abbreviations": sorted(self.abbreviations_),
+                "multiword": self.multiword_.to_json()}
+        arrays = {}
+        for name in _WEIGHTS:
+            weights = getattr(self, name + "_")
+            index = np.flatnonzero(weights).astype(np.int32)
+            arrays[name + "_index"], arrays[name + "_value"] = index, weights[index]
+        return data, arrays
+
+    @classmethod
+    def from_json(cls, data: dict, arrays: dict[str, np.ndarray]) -> "Tokenizer":
+        """The inverse of :meth:`to_json`."""
+        if data.get("format") != FORMAT or data.get("version") != VERSION:
+            raise ValueError(f"not a {FORMAT} version {VERSION} model")
+        tokenizer = cls(**data["params"])
+        tokenizer.abbreviations_ = frozenset(data["abbreviations"])
+        tokenizer.multiword_ = MultiwordLexicon.from_json(data["multiword"])
+        for name, bits in zip(_WEIGHTS, (tokenizer.char_bits, tokenizer.token_bits)):
+            index = np.asarray(arrays[name + "_index"], dtype=np.int64)
+            value = np.asarray(arrays[name + "_value"], dtype=np.float32)
+            if index.shape != value.shape or np.any((index < 0) | (index >= 1 << bits)):
+                raise ValueError(f"{name}: bad sparse weights for 2**{bits} features")
+            weights = np.zeros(1 << bits, dtype=np.float32)
+            weights[index] = value
+            setattr(tokenizer, name + "_", weights)
+        return tokenizer
+
+
+def _encode(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Lowercased code points (whitespace as :data:`kernels.SPACE`) and classes of ``text``."""
+    table = {}
+    for c in set(text):
+        cls = char_class(c)
+        lower = c.lower()
+        code = (kernels.SPACE if cls == kernels.WHITESPACE
+                else ord(lower) if len(lower) == 1 else ord(c))
+        table[c] = (code, cls)
+    pairs = np.array([table[c] for c in text], dtype=np.int64).reshape(len(text), 2)
+    return np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+
+
+def _gaps(classes: np.ndarray) -> np.ndarray:
+    """Positions ``i`` with non-space characters at ``i - 1`` and ``i``."""
+    solid = classes != kernels.WHITESPACE
+    return np.flatnonzero(solid[1:] & solid[:-1]).astype(np.int64) + 1
+
+
+def _sentence_candidates(attrs: np.ndarray) -> np.ndarray:
+    """Tokens after which the sentence classifier decides (not before a paragraph break)."""
+    return np.flatnonzero(attrs[:, kernels.ATTR_SPACE_AFTER] != PARAGRAPH).astype(np.int64)
+
+
+def _training_document(sentences: Iterable[Sentence]
+                       ) -> tuple[str, list[SurfaceToken], list[tuple[int, int]], np.ndarray]:
+    """The treebank as one text (:func:`raw_text` without wrapping), its tokens, their
+    offsets, and for each token whether a sentence ends after it."""
+    pieces: list[str] = []
+    tokens: list[SurfaceToken] = []
+    spans: list[tuple[int, int]] = []
+    ends: list[bool] = []
+    length = 0
+    for sentence in sentences:
+        surface = sentence_tokens(sentence)
+        if not surface:
+            continue
+        separator = "" if not pieces else "\n\n" if _starts_paragraph(sentence) else " "
+        sentence_text = _sentence_text(sentence)
+        offsets = _token_offsets(sentence_text, surface)
+        if offsets is None:
+            logger.warning("%s:%d: tokens do not spell the sentence's text; skipped",
+                           sentence.source, sentence.first_line)
+            continue
+        length += len(separator)
+        pieces.append(separator + sentence_text)
+        tokens.extend(surface)
+        spans.extend((length + s, length + e) for s, e in offsets)
+        ends.extend([False] * (len(surface) - 1) + [True])
+        length += len(sentence_text)
+    return "".join(pieces), tokens, spans, np.array(ends, dtype=bool)
+
+
+def _sentence_of(tokens: Sequence[Token], comments: list[str]) -> Sentence:
+    """A :class:`Sentence` of the tokens' words, with comments, range lines and MISC."""
+    base = Sentence.from_words([w for t in tokens for w in t.words])
+    lines = list(comments)
+    word_lines = [-1]
+    k = 1
+    for token in tokens:
+        misc = "_" if token.space_after else "SpaceAfter=No"
+        if len(token.words) > 1:
+            lines.append(f"{k}-{k + len(token.words) - 1}\t{token.form}" + "\t_" * 7 + f"\t{misc}")
+            misc = "_"
+        for word in token.words:
+            word_lines.append(len(lines))
+            lines.append(f"{k}\t{word}" + "\t_" * 7 + f"\t{misc}")
+            k += 1
+    return replace(base, lines=tuple(lines), word_lines=np.array(word_lines, dtype=np.int64))

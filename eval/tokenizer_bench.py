@@ -1,0 +1,156 @@
+"""Issue 4 benchmark: the raw-text tokenizer and sentence splitter on real UD treebanks.
+
+One command::
+
+    python eval/tokenizer_bench.py [--out eval/results/tokenizer]
+
+For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%), fits
+:class:`corpora.tokenizer.Tokenizer` on the training sentences, rebuilds the held-out
+text from its ``# text`` comments as the UD tool ``conllu_to_text.pl`` does (a blank
+line between paragraphs, lines wrapped at 80 characters), cuts it into sentences and
+scores them with the CoNLL 2018 shared-task definitions (tokens, multiword-token words
+and sentences matched by offsets over non-whitespace characters); sentences are also
+scored on the same text without paragraph breaks. Reports the F1 scores, training time
+and tokens per CPU second of :meth:`Tokenizer.to_sentences`, and writes ``OUT.json`` and
+``OUT.md``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")   # one core, as the figures are stated
+
+import argparse
+import json
+import logging
+import platform
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from corpora.alignment import Segmentation, evaluate_segmentation  # noqa: E402
+from corpora.conllu_io import read_treebank  # noqa: E402
+from corpora.tokenizer import Tokenizer, raw_text  # noqa: E402
+
+UD = REPO.parent / "shared" / "ud"
+TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
+HELD_OUT = 0.2          # share of train.conllu held out where there is no dev.conllu
+TARGETS = {"en_ewt": {"tokens": 98.5, "sentences": 75.0}}   # issue 4
+
+logger = logging.getLogger("tokenizer_bench")
+
+
+def split(name: str) -> tuple[list, list, str]:
+    """Training and held-out sentences of a treebank, and how they were chosen."""
+    folder = UD / name
+    train = read_treebank(folder / "train.conllu", require_tree=False)
+    if (folder / "dev.conllu").exists():
+        return train, read_treebank(folder / "dev.conllu", require_tree=False), "train -> dev"
+    cut = round(len(train) * (1 - HELD_OUT))
+    return train[:cut], train[cut:], f"train[:{cut}] -> train[{cut}:]"
+
+
+def run(name: str, tokenizer_options: dict) -> dict:
+    train, held_out, how = split(name)
+    start = time.process_time()
+    tokenizer = Tokenizer(**tokenizer_options).fit(train)
+    fit_seconds = time.process_time() - start
+    text = raw_text(held_out)
+    tokenizer.to_sentences(text[:2000])                     # compile the kernels first
+    start = time.process_time()
+    predicted = tokenizer.to_sentences(text, id_prefix=f"{name}-")
+    seconds = time.process_time() - start
+    gold = Segmentation.from_sentences(held_out)
+    system = Segmentation.from_sentences(predicted)
+    scores = evaluate_segmentation(gold, system)
+    # the same text as one paragraph: no blank line tells where a sentence ends
+    flat = Segmentation.from_sentences(tokenizer.to_sentences(" ".join(text.split())))
+    flat_sentences = evaluate_segmentation(gold, flat).sentences
+    data, arrays = tokenizer.to_json()
+    result = {
+        "treebank": name, "split": how, "train_sentences": len(train),
+        "held_out_sentences": len(held_out), "characters": len(text),
+        "fit_seconds": fit_seconds, "tokenize_seconds": seconds,
+        "tokens_per_s": len(system.tokens) / seconds,
+        "multiword_rules": len(tokenizer.multiword_.rules),
+        "multiword_forms": len(tokenizer.multiword_.forms),
+        "abbreviations": len(tokenizer.abbreviations_),
+        "model_json_bytes": len(json.dumps(data)),
+        "nonzero_weights": {k: int((v != 0).sum()) for k, v in arrays.items()},
+    }
+    for metric in ("tokens", "words", "sentences"):
+        score = getattr(scores, metric)
+        result[metric] = {"gold": score.gold, "system": score.system, "correct": score.correct,
+                          "precision": 100 * score.precision, "recall": 100 * score.recall,
+                          "f1": 100 * score.f1}
+    result["sentences_one_paragraph"] = {"gold": flat_sentences.gold,
+                                         "system": flat_sentences.system,
+                                         "correct": flat_sentences.correct,
+                                         "f1": 100 * flat_sentences.f1}
+    targets = TARGETS.get(name, {})
+    result["targets"] = {metric: {"target": target, "met": result[metric]["f1"] >= target}
+                         for metric, target in targets.items()}
+    logger.info("%s: tokens %.2f words %.2f sentences %.2f, %.0f tokens/s", name,
+                result["tokens"]["f1"], result["words"]["f1"], result["sentences"]["f1"],
+                result["tokens_per_s"])
+    return result
+
+
+def markdown(results: list[dict], options: dict, machine: dict) -> str:
+    lines = [
+        "# Tokenizer and sentence splitter (issue 4)",
+        "",
+        "CoNLL 2018 shared-task F1 (%) on text rebuilt from the held-out `# text` comments "
+        "(`conllu_to_text.pl` layout: blank line between paragraphs, wrapped at 80 "
+        "characters). *sentences, one paragraph*: the same text with every run of "
+        "whitespace made one space, so that no paragraph break gives a sentence end away. "
+        "Speed: `Tokenizer.to_sentences` after a warm-up, tokens per second of CPU time "
+        "(one core).",
+        "",
+        "| treebank | split | tokens F1 | words F1 | sentences F1 | sentences, one paragraph "
+        "| tokens/s | fit (s) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        lines.append(f"| {r['treebank']} | {r['split']} | {r['tokens']['f1']:.2f} | "
+                     f"{r['words']['f1']:.2f} | {r['sentences']['f1']:.2f} | "
+                     f"{r['sentences_one_paragraph']['f1']:.2f} | "
+                     f"{r['tokens_per_s']:,.0f} | {r['fit_seconds']:.1f} |")
+    lines += ["", "Targets of issue 4:", ""]
+    for r in results:
+        for metric, t in r["targets"].items():
+            lines.append(f"- {r['treebank']} {metric} F1 >= {t['target']}: "
+                         f"{r[metric]['f1']:.2f} ({'met' if t['met'] else 'NOT met'})")
+    lines += ["", f"Tokenizer options: `{json.dumps(options)}` (defaults where empty).",
+              f"Machine: {machine['cpu']}, Python {machine['python']}, {machine['system']}.", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=str(REPO / "eval" / "results" / "tokenizer"),
+                        help="output path without extension (writes .json and .md)")
+    parser.add_argument("--treebanks", nargs="+", default=list(TREEBANKS), choices=TREEBANKS)
+    parser.add_argument("--epochs", type=int, help="perceptron epochs (default of Tokenizer)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    options = {} if args.epochs is None else {"epochs": args.epochs}
+    results = [run(name, options) for name in args.treebanks]
+    machine = {"python": platform.python_version(),
+               "cpu": platform.processor() or platform.machine(),
+               "cores": os.cpu_count(), "system": platform.platform()}
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(
+        {"options": options, "machine": machine, "results": results}, indent=2) + "\n")
+    out.with_suffix(".md").write_text(markdown(results, options, machine))
+    print(out.with_suffix(".md").read_text())
+
+
+if __name__ == "__main__":
+    main()
