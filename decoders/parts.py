@@ -7,23 +7,33 @@ contiguous block (TurboParser's ``GetOffsetArc``).
 
 Index columns ``(type, h, m, x)`` per part type:
 
-=================  ===  ====  =====================================================
-type               h    m     x
-=================  ===  ====  =====================================================
-ARC                h    m     -1
-GRANDPARENT        h    m     g, the head of h (part (g, h, m))
-SIBLING            h    m     s, another child of h on the same side as m (m < s
-                              on the right, m > s on the left: each pair once)
-VALENCY            h    side  k: h has exactly k children on ``side`` (0 = left,
-                              1 = right); the last bin means "k or more"
-NONPROJ            h    m     -1: arc (h, m) is non-projective
-=================  ===  ====  =====================================================
+===================  ===  ====  ===================================================
+type                 h    m     x
+===================  ===  ====  ===================================================
+ARC                  h    m     -1
+GRANDPARENT          h    m     g, the head of h (part (g, h, m))
+SIBLING              h    m     s, another child of h on the same side as m (m < s
+                                on the right, m > s on the left: each pair once)
+CONSECUTIVE_SIBLING  h    m     s, the next child of h after m going outwards on the
+                                same side; ``m == h`` makes s the first (innermost)
+                                child, ``s == n + 1`` (right) or ``s == -1`` (left)
+                                makes m the last (outermost) one, and (h, h, n + 1)
+                                or (h, h, -1) says h has no child on that side
+VALENCY              h    side  k: h has exactly k children on ``side`` (0 = left,
+                                1 = right); the last bin, the block's largest k,
+                                means "k or more"
+NONPROJ              h    m     -1: arc (h, m) is non-projective
+===================  ===  ====  ===================================================
+
+:func:`decoders.higher_order.build_parts` builds the higher-order blocks and registers
+their indicator functions (:func:`register_indicator`); ``Parts.from_heads`` uses them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Callable
 
 import numpy as np
 
@@ -34,6 +44,7 @@ class PartType(IntEnum):
     SIBLING = 2
     VALENCY = 3
     NONPROJ = 4
+    CONSECUTIVE_SIBLING = 5
 
 
 @dataclass(frozen=True)
@@ -87,10 +98,11 @@ class Parts:
         arc = self.block(PartType.ARC)
         h, m = self.index[arc, 1], self.index[arc, 2]
         z[arc] = heads[m] == h
-        for part_type, indicator in _HIGHER_ORDER_INDICATORS.items():
-            rows = self.block(part_type)
-            if rows.stop > rows.start:
-                z[rows] = indicator(self.index[rows], heads)
+        for part_type, rows in self.offsets.items():
+            if part_type != PartType.ARC and rows.stop > rows.start:
+                if part_type not in _HIGHER_ORDER_INDICATORS:
+                    raise KeyError(f"no indicator function registered for {part_type.name}")
+                z[rows] = _HIGHER_ORDER_INDICATORS[part_type](self.index[rows], heads)
         return z
 
 
@@ -112,6 +124,23 @@ def arc_parts(n: int, arcs: np.ndarray | None = None) -> Parts:
     return Parts(n=n, index=index, offsets={PartType.ARC: slice(0, arcs.shape[0])})
 
 
-# Indicator functions of the higher-order part types, ``(rows, heads) -> 0/1 array``;
-# each part type's module registers its own here.
-_HIGHER_ORDER_INDICATORS: dict = {}
+IndicatorFunction = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+# Indicator functions of the higher-order part types (see :func:`register_indicator`).
+_HIGHER_ORDER_INDICATORS: dict[PartType, IndicatorFunction] = {}
+
+
+def register_indicator(part_type: PartType) -> Callable[[IndicatorFunction], IndicatorFunction]:
+    """Decorator: ``fn(rows, heads) -> 0/1 array`` is the indicator of ``part_type``.
+
+    ``rows`` is the whole ``(k, 4)`` index block of that type and ``heads`` a tree
+    (``heads[0] == -1``); ``fn`` returns one value per row.
+    """
+
+    def wrap(fn: IndicatorFunction) -> IndicatorFunction:
+        if part_type in _HIGHER_ORDER_INDICATORS:
+            raise ValueError(f"indicator of {part_type.name} registered twice")
+        _HIGHER_ORDER_INDICATORS[part_type] = fn
+        return fn
+
+    return wrap

@@ -1,6 +1,9 @@
 """Features: sentences and candidate parts -> hashed sparse feature matrices.
 
-Templates after McDonald, Crammer, Pereira (2005), see :mod:`features.templates`.
+Templates for arcs after McDonald, Crammer, Pereira (2005) and for the higher-order parts
+(grandparents, siblings, valency, non-projective arcs) after Carreras (2007), Koo and
+Collins (2010), McDonald and Pereira (2006) and Martins, Smith, Xing (2009); see
+:mod:`features.templates`.
 """
 
 from .extractor import FeatureConfig, FeatureExtractor

@@ -9,12 +9,31 @@ array; row ``t`` reads
 twice, plain and conjoined with the direction and binned distance of (h, m); ``between``
 is the slot of the atom anchored at the in-between word ``b`` (or -1): such a template
 is instantiated once per *distinct* value of that atom over the words strictly between
-h and m, in order of first occurrence from left to right. An atom is the id of word
-field ``field`` (a row of ``EncodedSentence.ids``) at position ``anchor + offset``, the
-anchors being the part's ``h``, ``m``, ``x`` index columns (each in -1..n+1) and ``b``;
-positions before 0 read ``BOS``, positions after n read ``EOS``. The pseudo-anchor
-:data:`ANCHOR_ARC` reads the direction (field :data:`ARC_DIR`: 0 left, 1 right) or the
-distance bin (:data:`ARC_DIST`, :func:`distance_bin`) of (h, m).
+h and m, in order of first occurrence from left to right.
+
+Word atoms. An atom is the id of word field ``field`` (a row of ``EncodedSentence.ids``)
+at position ``anchor + offset``, the anchors being the part's ``h``, ``m``, ``x`` index
+columns (each in -1..n+1) and ``b``; positions before 0 read ``BOS``, positions after n
+read ``EOS``, and every atom anchored at m reads :data:`START` when ``m == h`` (whatever
+its offset): that is the start of a consecutive-sibling chain (``decoders.parts``), and
+``x`` in {-1, n + 1} its end, so first-child, last-child and no-child parts have atoms
+of their own (McDonald and Pereira 2006's ``STPOS``/``STWRD``).
+
+Part atoms. The pseudo-anchor :data:`ANCHOR_ARC` reads a property of the part:
+
+=================  ==================================================================
+:data:`ARC_DIR`    its side: 1 if m > h (right), 0 if m < h; when m == h, 1 if x > h
+:data:`ARC_DIST`   :func:`distance_bin` of (h, m), 7 when m == h
+:data:`ARC_ORDER`  the relative order of h, m, x: ``4 [m > h] + 2 [x > h] + [x > m]``
+                   (for a grandparent part it tells g-h-m chains, g-m-h zig-zags and
+                   m-g-h non-projective configurations apart, in both directions)
+:data:`ARC_XDIST`  :func:`distance_bin` of (m, x); 7 when m == h or x is not in 0..n
+:data:`ARC_K`      valency parts only: their x column, the number of children k
+=================  ==================================================================
+
+Valency parts ``(type, h, side, k)`` (:func:`valency_features`) have no m or x word:
+their templates read h-anchored words, ``ARC_DIR`` (then the side column) and ``ARC_K``
+only, and are not conjoined.
 
 Hash. ``mix(h, a) = fmix64(h ^ (a * GOLDEN))`` with ``fmix64`` the MurmurHash3
 finalizer (a bijection of 64-bit words). The atoms of a template are grouped by anchor;
@@ -24,8 +43,9 @@ each group present hashes its atom values in template order,
     H = mix(...mix(mix(mix(SEED, salt), tid), g_H), g_M, g_X, g_B, g_ARC)   (groups present)
     index = H & (2**bits - 1),   conjoined copy: mix(H, CONJ_BASE + 8 * dir + bin) & mask
 
-Grouping lets the kernel hash every word-anchored group once per position and a feature
-then costs one ``mix`` per group that is not the leading one. All arithmetic is unsigned
+with ``dir`` and ``bin`` the ``ARC_DIR`` and ``ARC_DIST`` values of the part. Grouping
+lets the kernel hash every word-anchored group once per position and a feature then
+costs one ``mix`` per group that is not the leading one. All arithmetic is unsigned
 64-bit, so indices agree across processes and platforms.
 """
 
@@ -36,17 +56,19 @@ from numba import njit
 
 ANCHOR_H, ANCHOR_M, ANCHOR_X, ANCHOR_B, ANCHOR_ARC = 0, 1, 2, 3, 4
 N_ANCHORS = 5
-ARC_DIR, ARC_DIST = 0, 1
-MAX_ATOMS = 4
+ARC_DIR, ARC_DIST, ARC_ORDER, ARC_XDIST, ARC_K = 0, 1, 2, 3, 4
+N_ARC_FIELDS = 5
+MAX_ATOMS = 5
 COL_TID, COL_CONJOIN, COL_N_ATOMS, COL_BETWEEN, COL_ATOMS = 0, 1, 2, 3, 4
 TABLE_WIDTH = COL_ATOMS + 3 * MAX_ATOMS
 N_DISTANCE_BINS = 8
-N_ARC_CODES = 2 * N_DISTANCE_BINS
 
 SEED = np.uint64(0x243F6A8885A308D3)
 GROUP_SEED = np.uint64(0x13198A2E03707344)
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 CONJ_BASE = 1 << 20
+START = 0x7FFFFFFF
+"""What m-anchored atoms read when m == h; larger than every vocabulary id (int32)."""
 _C1 = np.uint64(0xFF51AFD7ED558CCD)
 _C2 = np.uint64(0xC4CEB9FE1A85EC53)
 _S33 = np.uint64(33)
@@ -89,6 +111,27 @@ def distance_bin(h, m):
 
 
 @njit(cache=True)
+def part_values(h, m, x, n, valency, out):
+    """Write the part atoms (module docstring) of part ``(h, m, x)`` into ``out``
+    (``int64 (N_ARC_FIELDS,)``); for a valency part ``(h, side, k)`` only ``ARC_DIR``
+    and ``ARC_K``."""
+    if valency:
+        out[ARC_DIR] = m
+        out[ARC_K] = x
+        return
+    if m != h:
+        out[ARC_DIR] = 1 if m > h else 0
+    else:
+        out[ARC_DIR] = 1 if x > h else 0
+    out[ARC_DIST] = distance_bin(h, m)
+    out[ARC_ORDER] = (4 if m > h else 0) + (2 if x > h else 0) + (1 if x > m else 0)
+    if m != h and 0 <= x <= n:
+        out[ARC_XDIST] = distance_bin(m, x)
+    else:
+        out[ARC_XDIST] = N_DISTANCE_BINS - 1
+
+
+@njit(cache=True)
 def _pad(ids):
     """``int64 (F, n + 3)``: ``ids`` between a BOS column (position -1) and an EOS column
     (position n + 1)."""
@@ -104,52 +147,64 @@ def _pad(ids):
 
 @njit(cache=True)
 def _group_hashes(padded, table, has):
-    """``G[t, A, p + 1]``: group hash of anchor A of template t at position p in -1..n+1,
-    and ``ARC[t, code]``: the ARC group's hash for each direction/distance code."""
+    """``G[t, A, c]``: group hash of word anchor A of template t in column c, which is
+    position ``c - 1`` for c in 0..n+2 (positions -1..n+1) and the START marker for
+    ``c = n + 3``."""
     n_templates = table.shape[0]
     n_pos = padded.shape[1]  # positions -1..n+1
     last = n_pos - 2  # position n + 1, the EOS column
-    groups = np.zeros((n_templates, ANCHOR_ARC, n_pos), dtype=np.uint64)
-    arc = np.zeros((n_templates, N_ARC_CODES), dtype=np.uint64)
+    groups = np.zeros((n_templates, ANCHOR_ARC, n_pos + 1), dtype=np.uint64)
     for t in range(n_templates):
         for a in range(ANCHOR_ARC):
             if not has[t, a]:
                 continue
-            for q in range(n_pos):
+            for q in range(n_pos + 1):
                 g = GROUP_SEED
                 for slot in range(table[t, COL_N_ATOMS]):
                     c = COL_ATOMS + 3 * slot
                     if table[t, c] == a:
-                        pos = min(max(q - 1 + table[t, c + 1], -1), last)
-                        g = mix(g, padded[table[t, c + 2], pos + 1])
+                        if q == n_pos:
+                            g = mix(g, START)
+                        else:
+                            pos = min(max(q - 1 + table[t, c + 1], -1), last)
+                            g = mix(g, padded[table[t, c + 2], pos + 1])
                 groups[t, a, q] = g
-        for code in range(N_ARC_CODES):
-            g = GROUP_SEED
-            for slot in range(table[t, COL_N_ATOMS]):
-                c = COL_ATOMS + 3 * slot
-                if table[t, c] == ANCHOR_ARC:
-                    if table[t, c + 2] == ARC_DIR:
-                        g = mix(g, code // N_DISTANCE_BINS)
-                    else:
-                        g = mix(g, code % N_DISTANCE_BINS)
-            arc[t, code] = g
-    return groups, arc
+    return groups
 
 
 @njit(cache=True)
-def _layout(table):
+def _layout(table, valency):
     """Per template t: ``has[t, A]``, whether it has an atom anchored at A; ``lead[t]``,
     its first word anchor among h, m, x (-1 if none); ``rest[t, :n_rest[t]]``, the word
-    anchors after the leading one; ``bfield[t]``, the field of its in-between atom."""
+    anchors after the leading one; ``bfield[t]``, the field of its in-between atom;
+    ``afield[t, :n_afield[t]]``, the fields of its part atoms in template order.
+
+    Raises ``ValueError`` for atoms the part kind does not have (module docstring).
+    """
     n_templates = table.shape[0]
     has = np.zeros((n_templates, N_ANCHORS), dtype=np.bool_)
     lead = np.full(n_templates, -1, dtype=np.int64)
     rest = np.zeros((n_templates, ANCHOR_B), dtype=np.int64)
     n_rest = np.zeros(n_templates, dtype=np.int64)
     bfield = np.full(n_templates, -1, dtype=np.int64)
+    afield = np.zeros((n_templates, MAX_ATOMS), dtype=np.int64)
+    n_afield = np.zeros(n_templates, dtype=np.int64)
     for t in range(n_templates):
+        if valency and table[t, COL_CONJOIN]:
+            raise ValueError("valency templates are not conjoined")
         for slot in range(table[t, COL_N_ATOMS]):
-            has[t, table[t, COL_ATOMS + 3 * slot]] = True
+            c = COL_ATOMS + 3 * slot
+            anchor, f = table[t, c], table[t, c + 2]
+            has[t, anchor] = True
+            if anchor == ANCHOR_ARC:
+                if valency and f != ARC_DIR and f != ARC_K:
+                    raise ValueError("valency templates read arc.dir and arc.k only")
+                if not valency and f == ARC_K:
+                    raise ValueError("arc.k is an atom of valency parts only")
+                afield[t, n_afield[t]] = f
+                n_afield[t] += 1
+            elif valency and anchor != ANCHOR_H:
+                raise ValueError("valency templates read words at h only")
         for a in range(ANCHOR_B):
             if has[t, a]:
                 if lead[t] < 0:
@@ -159,20 +214,31 @@ def _layout(table):
                     n_rest[t] += 1
         if table[t, COL_BETWEEN] >= 0:
             bfield[t] = table[t, COL_ATOMS + 3 * table[t, COL_BETWEEN] + 2]
-    return has, lead, rest, n_rest, bfield
+    return has, lead, rest, n_rest, bfield, afield, n_afield
+
+
+@njit(cache=True)
+def _check_rows(rows, n, valency):
+    """Raise ``ValueError`` for index rows outside the documented ranges."""
+    for r in range(rows.shape[0]):
+        h, m, x = rows[r, 1], rows[r, 2], rows[r, 3]
+        if valency:
+            if h < 0 or h > n or m < 0 or m > 1 or x < 0:
+                raise ValueError("valency part out of range: h in 0..n, side 0/1, k >= 0")
+        elif min(h, m, x) < -1 or max(h, m, x) > n + 1:
+            raise ValueError("part index out of range -1..n+1")
 
 
 @njit(cache=True)
 def part_features(ids, rows, table, salt, bits):
-    """Hashed features of parts.
+    """Hashed features of parts whose index columns are words (every type but VALENCY).
 
     Parameters
     ----------
     ids : int32 (F, n + 1)
         ``EncodedSentence.ids``.
     rows : int64 (k, 4)
-        Part index rows ``(type, h, m, x)`` (``decoders.parts``), h, m, x in -1..n+1;
-        direction and distance are those of (h, m).
+        Part index rows ``(type, h, m, x)`` (``decoders.parts``), h, m, x in -1..n+1.
     table : int64 (T, TABLE_WIDTH)
         Template table.
     salt : int
@@ -189,23 +255,43 @@ def part_features(ids, rows, table, salt, bits):
     Raises
     ------
     ValueError
-        If a part's h, m or x is outside -1..n+1.
+        If a part's h, m or x is outside -1..n+1, or a template reads ``arc.k``.
     """
+    return _features(ids, rows, table, salt, bits, False)
+
+
+@njit(cache=True)
+def valency_features(ids, rows, table, salt, bits):
+    """Hashed features of valency parts ``(type, h, side, k)``, h in 0..n, side 0 (left)
+    or 1 (right), k >= 0; otherwise as :func:`part_features`.
+
+    Raises ``ValueError`` for rows out of range and for templates with atoms other than
+    h-anchored words, ``arc.dir`` and ``arc.k``, or conjoined.
+    """
+    return _features(ids, rows, table, salt, bits, True)
+
+
+@njit(cache=True)
+def _features(ids, rows, table, salt, bits, valency):
+    """:func:`part_features` (``valency`` False) and :func:`valency_features` (True)."""
     padded = _pad(ids)
+    n = ids.shape[1] - 1
     k_parts = rows.shape[0]
     n_templates = table.shape[0]
     mask = np.uint64((1 << bits) - 1)
-    has, lead, rest, n_rest, bfield = _layout(table)
+    has, lead, rest, n_rest, bfield, afield, n_afield = _layout(table, valency)
+    _check_rows(rows, n, valency)
     conjoin = table[:, COL_CONJOIN] != 0
-    groups, arc = _group_hashes(padded, table, has)
+    groups = _group_hashes(padded, table, has)
 
     seed = mix(SEED, salt)
-    n_pos = padded.shape[1]
-    # lead_hash[t, p + 1]: the hash through template t's leading word group at position p
-    lead_hash = np.empty((n_templates, n_pos), dtype=np.uint64)
+    n_cols = padded.shape[1] + 1  # positions -1..n+1, then START
+    start_col = n_cols - 1
+    # lead_hash[t, c]: the hash through template t's leading word group in column c
+    lead_hash = np.empty((n_templates, n_cols), dtype=np.uint64)
     for t in range(n_templates):
         tseed = mix(seed, table[t, COL_TID])
-        for q in range(n_pos):
+        for q in range(n_cols):
             lead_hash[t, q] = tseed if lead[t] < 0 else mix(tseed, groups[t, lead[t], q])
 
     size = 1
@@ -220,12 +306,9 @@ def part_features(ids, rows, table, salt, bits):
     indptr[0] = 0
     for r in range(k_parts):
         h, m = rows[r, 1], rows[r, 2]
-        for c in range(1, 4):
-            if rows[r, c] < -1 or rows[r, c] > n_pos - 2:
-                raise ValueError("part index out of range -1..n+1")
         count = 0
         for t in range(n_templates):
-            per = 2 if table[t, COL_CONJOIN] else 1
+            per = 2 if conjoin[t] else 1
             if bfield[t] < 0:
                 count += per
                 continue
@@ -238,22 +321,29 @@ def part_features(ids, rows, table, salt, bits):
         indptr[r + 1] = indptr[r] + count
 
     out = np.empty(indptr[k_parts], dtype=np.int32)
-    pos = np.empty(ANCHOR_B, dtype=np.int64)
+    col = np.zeros(ANCHOR_B, dtype=np.int64)
+    values = np.zeros(N_ARC_FIELDS, dtype=np.int64)
     for r in range(k_parts):
-        pos[ANCHOR_H], pos[ANCHOR_M], pos[ANCHOR_X] = rows[r, 1], rows[r, 2], rows[r, 3]
-        h, m = pos[ANCHOR_H], pos[ANCHOR_M]
-        code = N_DISTANCE_BINS * (1 if m > h else 0) + distance_bin(h, m)
-        conj = CONJ_BASE + code
+        h, m, x = rows[r, 1], rows[r, 2], rows[r, 3]
+        part_values(h, m, x, n, valency, values)
+        col[ANCHOR_H] = h + 1
+        if not valency:
+            col[ANCHOR_M] = start_col if m == h else m + 1
+            col[ANCHOR_X] = x + 1
+        conj = CONJ_BASE + N_DISTANCE_BINS * values[ARC_DIR] + values[ARC_DIST]
         k = indptr[r]
         for t in range(n_templates):
             la = lead[t]
-            hv = lead_hash[t, 0 if la < 0 else pos[la] + 1]
+            hv = lead_hash[t, 0 if la < 0 else col[la]]
             for i in range(n_rest[t]):
                 a = rest[t, i]
-                hv = mix(hv, groups[t, a, pos[a] + 1])
+                hv = mix(hv, groups[t, a, col[a]])
+            ga = GROUP_SEED
+            for i in range(n_afield[t]):
+                ga = mix(ga, values[afield[t, i]])
             if bfield[t] < 0:
                 if has[t, ANCHOR_ARC]:
-                    hv = mix(hv, arc[t, code])
+                    hv = mix(hv, ga)
                 out[k] = np.int32(hv & mask)
                 k += 1
                 if conjoin[t]:
@@ -268,7 +358,7 @@ def part_features(ids, rows, table, salt, bits):
                 mark[v] = stamp
                 hb = mix(hv, groups[t, ANCHOR_B, b + 1])
                 if has[t, ANCHOR_ARC]:
-                    hb = mix(hb, arc[t, code])
+                    hb = mix(hb, ga)
                 out[k] = np.int32(hb & mask)
                 k += 1
                 if conjoin[t]:

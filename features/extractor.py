@@ -3,9 +3,11 @@
 :class:`FeatureExtractor` encodes a sentence once (:meth:`FeatureExtractor.encode`) and
 then builds, per call, a CSR matrix whose row ``r`` holds the hashed features of part
 ``r`` (:meth:`FeatureExtractor.part_features`) or of arc ``r`` for labeling
-(:meth:`FeatureExtractor.label_features`). Templates follow McDonald, Crammer, Pereira
-(2005), see :mod:`features.templates`; the work is done by numba kernels
-(:mod:`features._kernels`), one call per part-type block.
+(:meth:`FeatureExtractor.label_features`). Every part type of
+:func:`decoders.higher_order.build_parts` has templates (:mod:`features.templates`: arcs
+after McDonald, Crammer, Pereira 2005, higher-order parts after Carreras 2007, Koo and
+Collins 2010, McDonald and Pereira 2006, Martins, Smith, Xing 2009); the work is done by
+numba kernels (:mod:`features._kernels`), one call per part-type block.
 """
 
 from __future__ import annotations

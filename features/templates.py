@@ -3,10 +3,12 @@
 A template is a space-separated list of atoms, each ``<anchor>[+k|-k].<field>``: anchor
 ``h``, ``m``, ``x`` (the part's index columns, see ``decoders.parts``) or ``b`` (every
 word strictly between h and m, one feature per distinct value), offset ``k`` words to the
-right/left, and a field of :data:`features.vocab.FIELDS`; or the pseudo-atoms ``arc.dir``
-and ``arc.dist`` (direction and binned distance of (h, m)). ``bias`` has no atom. A
-template's id is a 63-bit hash of ``"<table name>:<template string>"``, so adding or
-reordering templates never changes the indices of the others.
+right/left, and a field of :data:`features.vocab.FIELDS`; or a part atom ``arc.dir``,
+``arc.dist`` (side and binned distance of (h, m)), ``arc.order`` (relative order of h, m
+and x), ``arc.xdist`` (binned distance of m and x) or ``arc.k`` (a valency part's k), all
+defined in :mod:`features._kernels`. ``bias`` has no atom. A template's id is a 63-bit
+hash of ``"<table name>:<template string>"``, so adding or reordering templates never
+changes the indices of the others.
 
 First-order arc templates (McDonald, Crammer, Pereira 2005, Table 1; "p" is the head h,
 "c" the modifier m; w a word field, t a tag field):
@@ -32,6 +34,43 @@ The ``reduced`` set keeps (w, t) = (form, upos) and t = upos only, for fast expe
 On en_ewt train (all n^2 candidate arcs) this gives 169 features per arc for ``full``
 (74 templates) and 60 for ``reduced`` (25 templates).
 
+Higher-order templates (``docs/algorithms.md`` section 1; w = form, t = UPOS unless
+written out). Every table but VALENCY is conjoined like the arcs: each feature plain and
+with the side and binned distance of (h, m). Features per part (``full`` / ``reduced``)
+are measured on en_ewt dev with candidate arcs pruned to 5 heads per word.
+
+GRANDPARENT (g, h, m), rows ``(h, m, g)``: x is g, 0 for the root. 24 / 8.
+    After Carreras (2007) and Koo and Collins (2010): tag trigrams ``x.t h.t m.t`` for
+    UPOS and XPOS; one word with the three tags (``x.w x.t h.t m.t``, likewise for h and
+    m); g-m bigrams ``x.t m.t``, ``x.xpos m.xpos``, ``x.w m.w``, ``x.w m.t``,
+    ``x.t m.w``; ``h.t m.t``; bias. Every template carries ``arc.order``, which holds
+    the directions of (g, h) and (h, m) and whether m lies beyond g (TurboParser's
+    grandparent direction code: g-h-m chain, g-m-h zig-zag, m-g-h non-projective); the
+    conjoined copy adds the h-m distance.
+SIBLING (h, m, s), rows ``(h, m, s)``, m the inner one. 28 / 8.
+    After McDonald and Pereira (2006) (MSTParser's sibling and "trip" features) and the
+    pairs of TurboParser: tag trigrams ``h.t m.t x.t`` (UPOS, XPOS) and their one-word
+    back-offs; m-s bigrams ``m.t x.t``, ``m.xpos x.xpos``, ``m.w x.w``, ``m.w x.t``,
+    ``m.t x.w``; ``h.t x.t``; the sibling distance ``arc.xdist`` and
+    ``m.t x.t arc.xdist``; bias.
+CONSECUTIVE_SIBLING, rows ``(h, m, s)``. 28 / 8.
+    The SIBLING templates in a table of their own (McDonald and Pereira's second-order
+    model proper). The ends of a chain read atoms of their own: m-anchored atoms read
+    START when m == h (s is the first child), x reads BOS / EOS at s = -1 / n + 1 (m is
+    the last child; both at once: h has no child on that side); ``arc.dist`` and
+    ``arc.xdist`` take their own bin 7 there, and ``arc.dir`` is the side of s.
+VALENCY (h, side, k), rows ``(h, side, k)``. 12 / 3.
+    After Martins, Smith, Xing (ACL 2009): h's UPOS, XPOS, form, lemma, form with UPOS,
+    and a bias, each with (side, k) and with k alone (a k-independent feature would add
+    the same score to every bin of a head); k is the bin, the last one "k or more". Its
+    own kernel, :func:`features._kernels.valency_features`; not conjoined.
+NONPROJ (h, m), rows ``(h, m, -1)``. 26 / 8 (33 unpruned).
+    After Martins, Smith, Xing (ACL 2009) (TurboParser scores a non-projective arc with
+    arc features under a flag of their own, here the table salt): ``h.t``, ``h.xpos``,
+    ``m.t``, ``m.xpos``, ``h.t m.t``, ``h.xpos m.xpos``, ``h.w h.t``, ``m.w m.t``,
+    ``h.w m.t``, ``h.t m.w``, bias, and the in-between tags ``h.t b.t m.t`` (one per
+    distinct tag: non-projectivity is about the words an arc spans).
+
 Label templates (scored against a dense ``(2**label_bits, n_labels)`` matrix, hence
 neither conjoined with the label nor with direction/distance, which appear as atoms):
 head and modifier word, lemma, UPOS, XPOS and their pairs, the modifier's prefix, suffix
@@ -54,7 +93,8 @@ from .vocab import FIELD_INDEX
 TEMPLATE_SETS = ("full", "reduced")
 
 _ANCHORS = {"h": K.ANCHOR_H, "m": K.ANCHOR_M, "x": K.ANCHOR_X, "b": K.ANCHOR_B}
-_ARC_FIELDS = {"dir": K.ARC_DIR, "dist": K.ARC_DIST}
+_ARC_FIELDS = {"dir": K.ARC_DIR, "dist": K.ARC_DIST, "order": K.ARC_ORDER, "xdist": K.ARC_XDIST,
+               "k": K.ARC_K}
 
 Kernel = Callable[[np.ndarray, np.ndarray, np.ndarray, int, int], tuple[np.ndarray, np.ndarray]]
 
@@ -70,7 +110,7 @@ def parse_atom(atom: str) -> tuple[int, int, int]:
     where, _, name = atom.partition(".")
     if where == "arc":
         if name not in _ARC_FIELDS:
-            raise ValueError(f"bad atom {atom!r}: arc.dir or arc.dist")
+            raise ValueError(f"bad atom {atom!r}: arc.<{'|'.join(_ARC_FIELDS)}>")
         return K.ANCHOR_ARC, 0, _ARC_FIELDS[name]
     anchor, offset = where[:1], where[1:]
     if anchor not in _ANCHORS or name not in FIELD_INDEX or (offset and anchor == "b"):
@@ -125,8 +165,9 @@ class PartTemplates:
     conjoin:
         Emit every feature also conjoined with direction and binned distance of (h, m).
     kernel:
-        ``kernel(ids, rows, table, salt, bits) -> (indptr, indices)`` (the signature of
-        :func:`features._kernels.part_features`, the generic template interpreter).
+        ``kernel(ids, rows, table, salt, bits) -> (indptr, indices)``: the generic template
+        interpreter :func:`features._kernels.part_features`, or
+        :func:`features._kernels.valency_features` for parts whose m column is not a word.
     """
 
     name: str
@@ -214,6 +255,66 @@ LABEL_TEMPLATES = PartTemplates(
     conjoin=False,
 )
 
-PART_TEMPLATES: dict[PartType, PartTemplates] = {PartType.ARC: ARC_TEMPLATES}
-"""Templates of every part type; a higher-order type adds one entry (and, if the generic
-interpreter does not fit, its own kernel)."""
+def _conjoined(specs: list[str], atoms: str) -> list[str]:
+    """Every template of ``specs`` with the part atoms ``atoms`` appended (``bias``: alone)."""
+    return [atoms if spec == "bias" else f"{spec} {atoms}" for spec in specs]
+
+
+_GRANDPARENT = ["bias",
+                "x.upos h.upos m.upos", "x.xpos h.xpos m.xpos",
+                "x.form x.upos h.upos m.upos", "h.form x.upos h.upos m.upos",
+                "m.form x.upos h.upos m.upos",
+                "x.upos m.upos", "x.xpos m.xpos", "x.form m.form", "x.form m.upos",
+                "x.upos m.form", "h.upos m.upos"]
+
+GRANDPARENT_TEMPLATES = PartTemplates(
+    name="grandparent",
+    full=tuple(_conjoined(_GRANDPARENT, "arc.order")),
+    reduced=tuple(_conjoined(["bias", "x.upos h.upos m.upos", "x.upos m.upos",
+                              "x.form m.form"], "arc.order")),
+    conjoin=True,
+)
+
+_SIBLING = ["bias",
+            "h.upos m.upos x.upos", "h.xpos m.xpos x.xpos",
+            "h.form m.upos x.upos", "h.upos m.form x.upos", "h.upos m.upos x.form",
+            "m.upos x.upos", "m.xpos x.xpos", "m.form x.form", "m.form x.upos", "m.upos x.form",
+            "h.upos x.upos", "arc.xdist", "m.upos x.upos arc.xdist"]
+_SIBLING_REDUCED = ["bias", "h.upos m.upos x.upos", "m.upos x.upos", "m.form x.form"]
+
+SIBLING_TEMPLATES = PartTemplates(
+    name="sibling", full=tuple(_SIBLING), reduced=tuple(_SIBLING_REDUCED), conjoin=True)
+
+CONSECUTIVE_SIBLING_TEMPLATES = PartTemplates(
+    name="consecutive-sibling", full=tuple(_SIBLING), reduced=tuple(_SIBLING_REDUCED),
+    conjoin=True)
+
+_VALENCY_HEAD = ["bias", "h.upos", "h.xpos", "h.form", "h.lemma", "h.form h.upos"]
+
+VALENCY_TEMPLATES = PartTemplates(
+    name="valency",
+    full=tuple(_conjoined(_VALENCY_HEAD, "arc.dir arc.k") + _conjoined(_VALENCY_HEAD, "arc.k")),
+    reduced=tuple(_conjoined(["bias", "h.upos", "h.form"], "arc.dir arc.k")),
+    conjoin=False,
+    kernel=K.valency_features,
+)
+
+NONPROJ_TEMPLATES = PartTemplates(
+    name="nonproj",
+    full=("bias", "h.upos", "h.xpos", "m.upos", "m.xpos", "h.upos m.upos", "h.xpos m.xpos",
+          "h.form h.upos", "m.form m.upos", "h.form m.upos", "h.upos m.form",
+          "h.upos b.upos m.upos"),
+    reduced=("bias", "h.upos", "m.upos", "h.upos m.upos"),
+    conjoin=True,
+)
+
+PART_TEMPLATES: dict[PartType, PartTemplates] = {
+    PartType.ARC: ARC_TEMPLATES,
+    PartType.GRANDPARENT: GRANDPARENT_TEMPLATES,
+    PartType.SIBLING: SIBLING_TEMPLATES,
+    PartType.CONSECUTIVE_SIBLING: CONSECUTIVE_SIBLING_TEMPLATES,
+    PartType.VALENCY: VALENCY_TEMPLATES,
+    PartType.NONPROJ: NONPROJ_TEMPLATES,
+}
+"""Templates of every part type; a new type adds one entry (and, if the generic
+interpreter does not fit, its own kernel, as VALENCY does)."""

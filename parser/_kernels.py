@@ -48,3 +48,12 @@ def averaged(v, acc, last, total_scale, count):
     for i in range(v.shape[0]):
         out[i] = (acc[i] + v[i] * (total_scale - last[i])) / count
     return out
+
+
+@numba.njit(cache=True)
+def flush(v, acc, last, total_scale):
+    """Bring the running sum of every coordinate up to date (see :func:`sparse_add`)."""
+    for i in range(v.shape[0]):
+        if last[i] != total_scale:
+            acc[i] += v[i] * (total_scale - last[i])
+            last[i] = total_scale

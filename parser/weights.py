@@ -42,6 +42,7 @@ class AveragedWeights:
             self.scale = 1.0
         else:
             self.scale *= factor
+            self._keep_scale_sane()
 
     def add(self, indices: np.ndarray, values: np.ndarray, step: float) -> None:
         """``w <- w + step * delta`` with ``delta[indices] += values``."""
@@ -55,6 +56,7 @@ class AveragedWeights:
         norm = self.norm
         if norm > radius:
             self.scale *= radius / norm
+            self._keep_scale_sane()
 
     def finish_iterate(self) -> None:
         """Count the current ``w`` as one more iterate of the average."""
@@ -72,6 +74,13 @@ class AveragedWeights:
         return _kernels.averaged(self.v, self._acc, self._last, self._total_scale,
                                  float(self.count))
 
+    def _keep_scale_sane(self) -> None:
+        """Fold a tiny ``scale`` into ``v`` (dense, but rare) before ``v`` overflows."""
+        if self.scale < 1e-9:
+            self._flush_all()
+            self.v *= self.scale
+            self._sq_norm_v *= self.scale ** 2
+            self.scale = 1.0
+
     def _flush_all(self) -> None:
-        self._acc += self.v * (self._total_scale - self._last)
-        self._last[:] = self._total_scale
+        _kernels.flush(self.v, self._acc, self._last, self._total_scale)

@@ -56,9 +56,21 @@ def distance_bin(h: int, m: int) -> int:
     return 7 if d == 0 else d - 1 if d <= 5 else 5 if d <= 10 else 6
 
 
+def twin_part_values(h: int, m: int, x: int, n: int, valency: bool) -> dict[int, int]:
+    """The part atoms of ``(h, m, x)`` (or of a valency part ``(h, side, k)``)."""
+    if valency:
+        return {K.ARC_DIR: m, K.ARC_K: x}
+    return {K.ARC_DIR: int(m > h) if m != h else int(x > h),
+            K.ARC_DIST: distance_bin(h, m),
+            K.ARC_ORDER: 4 * (m > h) + 2 * (x > h) + (x > m),
+            K.ARC_XDIST: distance_bin(m, x) if m != h and 0 <= x <= n else 7}
+
+
 def twin_features(ids: np.ndarray, rows: np.ndarray, templates: tuple[Template, ...],
-                  salt: int, bits: int) -> list[list[tuple[str, bool, int]]]:
-    """Per part: ``(template spec, conjoined?, index)`` in kernel order."""
+                  salt: int, bits: int, valency: bool = False
+                  ) -> list[list[tuple[str, bool, int]]]:
+    """Per part: ``(template spec, conjoined?, index)`` in kernel order; ``valency``
+    reads rows as ``(type, h, side, k)`` (``features._kernels.valency_features``)."""
     n = ids.shape[1] - 1
 
     def word(field: int, p: int) -> int:
@@ -67,14 +79,15 @@ def twin_features(ids: np.ndarray, rows: np.ndarray, templates: tuple[Template, 
     seed = mix(int(K.SEED), salt)
     out = []
     for _, h, m, x in rows.tolist():
-        direction = int(m > h)
-        code = K.N_DISTANCE_BINS * direction + distance_bin(h, m)
+        part = twin_part_values(h, m, x, n, valency)
         where = {K.ANCHOR_H: h, K.ANCHOR_M: m, K.ANCHOR_X: x}
         feats = []
 
         def value(anchor, offset, field, b):
             if anchor == K.ANCHOR_ARC:
-                return direction if field == K.ARC_DIR else distance_bin(h, m)
+                return part[field]
+            if anchor == K.ANCHOR_M and m == h:
+                return K.START
             return word(field, (b if anchor == K.ANCHOR_B else where[anchor]) + offset)
 
         for t in templates:
@@ -98,6 +111,7 @@ def twin_features(ids: np.ndarray, rows: np.ndarray, templates: tuple[Template, 
                         hv = mix(hv, g)
                 feats.append((t.spec, False, hv & ((1 << bits) - 1)))
                 if t.conjoin:
+                    code = K.N_DISTANCE_BINS * part[K.ARC_DIR] + part[K.ARC_DIST]
                     feats.append((t.spec, True, mix(hv, K.CONJ_BASE + code) & ((1 << bits) - 1)))
         out.append(feats)
     return out
@@ -198,7 +212,7 @@ def test_kernel_matches_twin_on_real_sentences():
 
 
 def test_x_anchor_and_positions_beyond_the_sentence():
-    """A template table for (h, m, x) parts, x up to n + 1, as higher-order blocks will use."""
+    """A template table for (h, m, x) parts, x up to n + 1, as higher-order blocks use."""
     table = PartTemplates("test", full=("x.upos h.upos m.upos", "x-1.form x+2.upos",
                                         "h.upos b.upos x.upos arc.dir", "bias"),
                           reduced=(), conjoin=True)
@@ -223,8 +237,11 @@ def test_template_parsing():
     for bad in ["q.form", "h.colour", "b+1.upos", "arc.size", "hupos"]:
         with pytest.raises(ValueError):
             parse_atom(bad)
+    assert parse_atom("arc.order") == (K.ANCHOR_ARC, 0, K.ARC_ORDER)
+    assert parse_atom("arc.xdist") == (K.ANCHOR_ARC, 0, K.ARC_XDIST)
+    assert parse_atom("arc.k") == (K.ANCHOR_ARC, 0, K.ARC_K)
     with pytest.raises(ValueError):
-        Template.parse("t", "h.form h.upos m.form m.upos m.xpos", True)
+        Template.parse("t", "h.form h.upos m.form m.upos m.xpos arc.dir", True)
     with pytest.raises(ValueError):
         Template.parse("t", "h.upos b.upos b.xpos", True)
     with pytest.raises(ValueError):

@@ -1,0 +1,1 @@
+"""polyparse: models, trainers, evaluation and the command line (the top layer)."""

@@ -1,0 +1,195 @@
+"""The ``polyparse`` command: train, parse, eval, download.
+
+Every expected failure (bad input, a missing or damaged model, a bad option) ends with
+one line ``polyparse: error: FILE:LINE: what is wrong`` on stderr and exit status 2,
+never a traceback; outputs are written to a temporary file and renamed, so nothing on
+disk is half-written or destroyed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+from corpora.conllu_io import read_conllu, read_treebank, write_conllu
+from corpora.errors import CorpusError
+from corpora.files import atomic_write
+
+from .model_file import ModelFileError
+
+log = logging.getLogger("polyparse")
+
+
+class UsageError(Exception):
+    """A command line that cannot be carried out (message shown as is)."""
+
+
+# -- train ---------------------------------------------------------------------------
+
+def _add_train(sub) -> None:
+    p = sub.add_parser("train", help="train a parser on a treebank",
+                       description="Train a labeled dependency parser on a CoNLL-U (or "
+                                   "CoNLL-X) treebank and save it as one .npz model file.")
+    p.add_argument("--train", required=True, metavar="FILE", help="training treebank")
+    p.add_argument("--dev", metavar="FILE", help="dev treebank: UAS/LAS after every epoch")
+    p.add_argument("--model", required=True, metavar="OUT", help="model file to write (.npz)")
+    p.add_argument("--decoder", default="mst", help="decoder: mst (non-projective, default) "
+                   "or eisner (projective)")
+    p.add_argument("--trainer", default="ssg", help="trainer: ssg (stochastic subgradient, "
+                   "Pegasos steps, averaged; default) or perceptron")
+    p.add_argument("--epochs", type=int, default=10, help="passes over the data (default 10)")
+    p.add_argument("--lambda", dest="lambda_", type=float, default=None,
+                   help="regularization constant of the ssg trainer (default 1e-4)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0): same seed, "
+                   "same model")
+    p.add_argument("--multi-root", action="store_true",
+                   help="allow several words attached to the root (CoNLL-X data); by "
+                        "default exactly one, as Universal Dependencies requires")
+    p.add_argument("--bits", type=int, default=None,
+                   help="log2 of the number of hashed part features")
+    p.add_argument("--label-bits", type=int, default=None,
+                   help="log2 of the number of hashed label features")
+    p.add_argument("--format", choices=["auto", "conllu", "conllx"], default="auto",
+                   help="input format (default: from the file suffix)")
+    p.set_defaults(run=_train)
+
+
+def _train(args) -> None:
+    from .pipeline import Parser, TrainConfig
+
+    train = read_treebank(args.train, fmt=args.format, require_tree=True)
+    dev = read_treebank(args.dev, fmt=args.format, require_tree=True) if args.dev else None
+    features = {k: v for k, v in (("bits", args.bits), ("label_bits", args.label_bits))
+                if v is not None}
+    options = {"lambda_": args.lambda_} if args.lambda_ is not None else {}
+    config = TrainConfig(trainer=args.trainer, decoder=args.decoder,
+                         single_root=not args.multi_root, epochs=args.epochs, seed=args.seed,
+                         trainer_options=options, features=features)
+    start = time.perf_counter()
+    try:
+        parser = Parser.train(train, config, dev, progress=sys.stderr.isatty())
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    parser.save(args.model)
+    log.info("trained on %d sentences in %.1f s; model written to %s", len(train),
+             time.perf_counter() - start, args.model)
+
+
+# -- parse ---------------------------------------------------------------------------
+
+def _add_parse(sub) -> None:
+    p = sub.add_parser("parse", help="parse CoNLL-U with a trained model",
+                       description="Predict HEAD and DEPREL for every sentence of a CoNLL-U "
+                                   "file; every other column, comment, multiword-token line "
+                                   "and empty node is written back unchanged.")
+    p.add_argument("--model", required=True, metavar="M", help="model file (.npz)")
+    p.add_argument("--input", metavar="FILE", help="input (default: standard input)")
+    p.add_argument("--output", metavar="FILE", help="output (default: standard output)")
+    p.add_argument("--format", choices=["auto", "conllu", "conllx"], default="auto",
+                   help="input format (default: from the file suffix; CoNLL-U on stdin)")
+    p.set_defaults(run=_parse)
+
+
+def _parse(args) -> None:
+    from .pipeline import Parser
+
+    parser = Parser.load(args.model)
+    sentences = read_conllu(args.input if args.input else sys.stdin.buffer, fmt=args.format)
+    parsed = parser.parse(sentences)
+    if args.output:
+        with atomic_write(args.output) as out:
+            write_conllu(parsed, out)
+    else:
+        write_conllu(parsed, sys.stdout)
+
+
+# -- eval ----------------------------------------------------------------------------
+
+def _add_eval(sub) -> None:
+    p = sub.add_parser("eval", help="attachment scores of a parse against gold",
+                       description="UAS, LAS and label accuracy over all syntactic words "
+                                   "(multiword-token ranges and empty nodes excluded, as the "
+                                   "CoNLL 2018 script counts) and without punctuation.")
+    p.add_argument("--gold", required=True, metavar="G", help="gold treebank")
+    p.add_argument("--pred", required=True, metavar="P", help="predicted treebank")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(run=_eval)
+
+
+def _eval(args) -> None:
+    from .evaluate import attachment_scores
+
+    scores = attachment_scores(read_conllu(args.gold), read_conllu(args.pred)).to_json()
+    if args.json:
+        print(json.dumps(scores, indent=2))
+        return
+    print(f"{'':12} {'words':>7} {'UAS':>7} {'LAS':>7} {'LAS-full':>8} {'label':>7}")
+    for name, s in (("all words", scores["all_words"]), ("no punct", scores["no_punct"])):
+        print(f"{name:12} {s['words']:7d} {s['uas']:7.2f} {s['las']:7.2f} "
+              f"{s['las_full']:8.2f} {s['label_acc']:7.2f}")
+
+
+# -- download ------------------------------------------------------------------------
+
+def _add_download(sub) -> None:
+    from corpora import download
+
+    p = sub.add_parser("download", help="download a Universal Dependencies treebank",
+                       description="Fetch a UD treebank's CoNLL-U files over HTTPS into a "
+                                   "cache directory, checking SHA-256 sums.")
+    p.add_argument("name", help="treebank, e.g. UD_English-EWT")
+    p.add_argument("--cache", metavar="DIR", default=None,
+                   help="cache directory (default: $POLYPARSE_CACHE or ~/.cache/polyparse)")
+    p.add_argument("--base-url", default=download.DEFAULT_BASE_URL,
+                   help="where treebanks are served from")
+    p.set_defaults(run=_download)
+
+
+def _download(args) -> None:
+    from corpora import download
+
+    cache = Path(args.cache) if args.cache else download.default_cache_dir()
+    for path in download.download_treebank(args.name, cache, base_url=args.base_url,
+                                           progress=sys.stderr.isatty()):
+        print(path)
+
+
+# -- main ----------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="polyparse", description="polyparse: a dependency "
+                                 "parser built on the polyhedral view of structured "
+                                 "prediction (ILP decoding, LP relaxation + MST rounding).")
+    ap.add_argument("-q", "--quiet", action="store_true", help="only errors on stderr")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_train, _add_parse, _add_eval, _add_download):
+        add(sub)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
+                        format="%(message)s", stream=sys.stderr)
+    try:
+        args.run(args)
+    except (CorpusError, ModelFileError, UsageError) as error:
+        print(f"polyparse: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("polyparse: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        with contextlib.suppress(OSError):
+            sys.stderr.close()
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""The linear model: weights over part features and label-conjoined arc features.
+
+Score of a labeled tree (``docs/algorithms.md`` section 1): ``s^T z`` with part scores
+``s = F(x) w_parts``, plus, for each arc (h, m) in the tree with label l,
+``G(x)[(h, m)] W_labels[:, l]``. Labels depend on the arc only, so the best label of
+each candidate arc is chosen first and folded into the arc's score; then the decoder
+picks the tree (McDonald, Crammer, Pereira 2005, "labeled parsing" by the one-best label
+per arc). The flat weight vector is ``[w_parts, W_labels.ravel()]`` with
+``W_labels`` of shape ``(2**label_bits, n_labels)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from corpora.sentence import ROOT, Sentence
+from decoders import Parts, PartType, arc_parts
+from features.extractor import FeatureExtractor
+
+
+@dataclass
+class Example:
+    """A sentence prepared for the model: candidate parts and their features.
+
+    ``part_features`` has one row per part; ``label_features`` one row per ARC part, in
+    the order of ``parts.arcs``. ``gold`` (0/1 over parts) and ``gold_labels``
+    (label id of each ARC row's modifier's gold label, -1 where the arc is not gold) are
+    set for training sentences.
+    """
+
+    sentence: Sentence
+    parts: Parts
+    part_features: sp.csr_matrix
+    label_features: sp.csr_matrix
+    gold: np.ndarray | None = None
+    gold_labels: np.ndarray | None = None
+
+
+@dataclass
+class Scores:
+    """Scores of one example under some weights.
+
+    ``parts``: score of each part, each ARC row with its best label's score folded in;
+    ``labels``: best label id of each ARC row; ``label_scores``: ``(n_arcs, n_labels)``
+    label scores (cost-augmented when asked for); ``gold``: score of the gold labeled
+    tree (training examples only).
+    """
+
+    parts: np.ndarray
+    labels: np.ndarray
+    label_scores: np.ndarray
+    gold: float = float("nan")
+
+
+class LinearModel:
+    """Part and label weights plus the frozen feature map and label set.
+
+    Parameters
+    ----------
+    extractor:
+        Fitted feature extractor (its vocabulary and template configuration are part of
+        the model).
+    labels:
+        Dependency relation labels; label id ``i`` is ``labels[i]``.
+    weights:
+        Flat weight vector of length :attr:`dim` (zeros by default).
+    """
+
+    def __init__(self, extractor: FeatureExtractor, labels: list[str],
+                 weights: np.ndarray | None = None) -> None:
+        self.extractor = extractor
+        self.labels = list(labels)
+        self._label_ids = {label: i for i, label in enumerate(self.labels)}
+        self.part_dim = 1 << extractor.config.bits
+        self.label_dim = 1 << extractor.config.label_bits
+        self.dim = self.part_dim + self.label_dim * len(self.labels)
+        self.weights = np.zeros(self.dim) if weights is None else np.asarray(weights)
+        if self.weights.shape != (self.dim,):
+            raise ValueError(f"weights have shape {self.weights.shape}, expected ({self.dim},)")
+
+    # -- examples -----------------------------------------------------------------
+
+    def make_parts(self, sentence: Sentence) -> Parts:
+        """Candidate parts of ``sentence``: every arc (first-order model)."""
+        return arc_parts(len(sentence))
+
+    def example(self, sentence: Sentence, *, gold: bool = False) -> Example:
+        """Prepare ``sentence``; with ``gold=True`` also its gold structure and labels."""
+        encoded = self.extractor.encode(sentence)
+        parts = self.make_parts(sentence)
+        part_features = self.extractor.part_features(encoded, parts)
+        label_features = self.extractor.label_features(encoded, parts.arcs)
+        example = Example(sentence, parts, part_features, label_features)
+        if gold:
+            example.gold = parts.from_heads(sentence.heads)
+            arcs = parts.arcs
+            gold_ids = np.array([self._label_ids.get(r, -1) for r in sentence.deprels])
+            is_gold = sentence.heads[arcs[:, 1]] == arcs[:, 0]
+            example.gold_labels = np.where(is_gold, gold_ids[arcs[:, 1]], -1)
+        return example
+
+    # -- scoring ------------------------------------------------------------------
+
+    def scores(self, example: Example, v: np.ndarray | None = None, scale: float = 1.0,
+               label_cost: float = 0.0) -> Scores:
+        """Part scores under ``w = scale * v`` (the model's own weights by default).
+
+        With ``label_cost > 0`` (loss-augmented inference, ``docs/algorithms.md``
+        section 4, labeled variant) a gold arc's non-gold labels get ``+label_cost``.
+        """
+        if v is None:
+            v = self.weights
+        part_scores = scale * (example.part_features @ v[:self.part_dim])
+        label_matrix = v[self.part_dim:].reshape(self.label_dim, len(self.labels))
+        label_scores = scale * (example.label_features @ label_matrix)
+        gold = float("nan")
+        if example.gold is not None:
+            rows = np.flatnonzero(example.gold_labels >= 0)
+            gold = float(part_scores @ example.gold
+                         + label_scores[rows, example.gold_labels[rows]].sum())
+            if label_cost:
+                label_scores[rows] += label_cost
+                label_scores[rows, example.gold_labels[rows]] -= label_cost
+        best = label_scores.argmax(axis=1)
+        part_scores[example.parts.block(PartType.ARC)] += label_scores[np.arange(best.size), best]
+        return Scores(part_scores, best, label_scores, gold)
+
+    # -- feature differences ----------------------------------------------------------
+
+    def feature_difference(self, example: Example, output: np.ndarray,
+                           labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Sparse ``Phi(output, labels) - Phi(gold)`` as ``(indices, values)``.
+
+        ``output`` may be fractional (an LP solution): each ARC row then contributes its
+        label features with weight ``output[row]`` on its ``labels[row]``.
+        """
+        diff = output - example.gold
+        rows = np.flatnonzero(diff)
+        part = example.part_features[rows]
+        pieces_i = [part.indices.astype(np.int64)]
+        pieces_v = [np.repeat(diff[rows], np.diff(part.indptr)) * part.data]
+        arc_block = example.parts.block(PartType.ARC)
+        arc_out = output[arc_block]
+        n_labels = len(self.labels)
+        for rows, weight, label in (
+                (np.flatnonzero(arc_out), None, labels),
+                (np.flatnonzero(example.gold_labels >= 0), -1.0, example.gold_labels)):
+            sub = example.label_features[rows]
+            counts = np.diff(sub.indptr)
+            coef = arc_out[rows] if weight is None else np.full(rows.size, weight)
+            pieces_i.append(self.part_dim + sub.indices.astype(np.int64) * n_labels
+                            + np.repeat(label[rows], counts))
+            pieces_v.append(np.repeat(coef, counts) * sub.data)
+        return np.concatenate(pieces_i), np.concatenate(pieces_v)
+
+    # -- parsing --------------------------------------------------------------------
+
+    def label_names(self, heads: np.ndarray, example: Example, labels: np.ndarray) -> list[str]:
+        """Label strings of the tree ``heads`` given each arc row's best label."""
+        arcs = example.parts.arcs
+        row = np.full((len(heads), len(heads)), -1, dtype=np.int64)
+        row[arcs[:, 0], arcs[:, 1]] = np.arange(len(arcs))
+        label_ids = labels[row[heads[1:], np.arange(1, len(heads))]]
+        return [ROOT] + [self.labels[i] for i in label_ids]

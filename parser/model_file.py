@@ -1,0 +1,77 @@
+"""Model files: one ``.npz`` of numeric arrays plus a ``metadata`` entry of JSON text.
+
+Loading uses ``numpy.load(allow_pickle=False)``: a model file cannot run code. Saving
+writes a temporary file and renames it, so a crash never leaves a half-written model or
+destroys the one already on disk.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from dataclasses import dataclass, field
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+
+import numpy as np
+
+from corpora.files import atomic_write
+
+FORMAT = "polyparse-model"
+FORMAT_VERSION = 1
+
+
+class ModelFileError(Exception):
+    """A model file that cannot be read; ``str()`` names the file and the problem."""
+
+
+@dataclass
+class ModelFile:
+    """The contents of a model file: JSON-able ``metadata`` and named numpy ``arrays``."""
+
+    metadata: dict
+    arrays: dict = field(default_factory=dict)
+
+
+def package_versions() -> dict:
+    versions = {}
+    for name in ("polyparse", "numpy", "scipy", "numba", "conllu", "pulp"):
+        try:
+            versions[name] = importlib_metadata.version(name)
+        except importlib_metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def save(path: str | Path, contents: ModelFile) -> None:
+    """Write ``contents`` atomically to ``path``."""
+    meta = dict(contents.metadata, format=FORMAT, format_version=FORMAT_VERSION,
+                versions=package_versions())
+    buffer = io.BytesIO()
+    np.savez(buffer, metadata=np.array(json.dumps(meta)), **contents.arrays)
+    with atomic_write(path, mode="wb", encoding=None) as out:
+        out.write(buffer.getvalue())
+
+
+def load(path: str | Path) -> ModelFile:
+    """Read a model file written by :func:`save`."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {key: npz[key] for key in npz.files}
+    except FileNotFoundError:
+        raise ModelFileError(f"{path}: no such model file") from None
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
+        raise ModelFileError(f"{path}: not a polyparse model file ({error})") from None
+    if "metadata" not in arrays:
+        raise ModelFileError(f"{path}: not a polyparse model file (no metadata entry)")
+    try:
+        meta = json.loads(str(arrays.pop("metadata")))
+    except json.JSONDecodeError as error:
+        raise ModelFileError(f"{path}: damaged model metadata ({error})") from None
+    if meta.get("format") != FORMAT:
+        raise ModelFileError(f"{path}: not a polyparse model file")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise ModelFileError(f"{path}: model format version {meta.get('format_version')} is "
+                             f"not supported (this polyparse reads version {FORMAT_VERSION})")
+    return ModelFile(meta, arrays)

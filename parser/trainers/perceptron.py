@@ -1,0 +1,23 @@
+"""The averaged structured perceptron (Collins 2002): the baseline trainer."""
+
+from __future__ import annotations
+
+from .base import OnlineTrainer, register
+from ..inference import find_constraint
+
+
+@register("perceptron")
+class PerceptronTrainer(OnlineTrainer):
+    """``w <- w - (Phi(z_hat) - Phi(z*))`` whenever the prediction is wrong.
+
+    The prediction is the plain argmax (no cost augmentation); the reported objective
+    is the mean perceptron loss ``s(z_hat) - s(z*)``.
+    """
+
+    def step(self, t, example, model, decoder, weights):
+        constraint = find_constraint(model, example, decoder, weights.v, weights.scale,
+                                     cost_augmented=False)
+        if constraint.cost > 0:
+            weights.add(*constraint.delta, step=-1.0)
+        weights.finish_iterate()
+        return constraint.slack

@@ -1,0 +1,114 @@
+"""The command line end to end on the sample treebank, and its handling of bad input."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from corpora.conllu_io import read_conllu
+from parser.cli import main
+from parser.pipeline import Parser
+
+from conftest import SAMPLE
+
+
+def run_cli(*args, stdin=None):
+    """Run ``polyparse`` in a subprocess, as a user would."""
+    return subprocess.run([sys.executable, "-m", "parser.cli", *map(str, args)], input=stdin,
+                          capture_output=True, text=True)
+
+
+def test_parse_changes_only_head_and_deprel(sample_model_path, tmp_path):
+    out = tmp_path / "parsed.conllu"
+    assert main(["-q", "parse", "--model", str(sample_model_path), "--input",
+                 str(SAMPLE / "dev.conllu"), "--output", str(out)]) == 0
+    gold_lines = (SAMPLE / "dev.conllu").read_text().split("\n")
+    pred_lines = out.read_text().split("\n")
+    assert len(gold_lines) == len(pred_lines)
+    for g, p in zip(gold_lines, pred_lines):
+        g_cols, p_cols = g.split("\t"), p.split("\t")
+        if len(g_cols) == 10 and g_cols[0].isdigit():
+            assert g_cols[:6] + g_cols[8:] == p_cols[:6] + p_cols[8:]
+        else:
+            assert g == p
+
+
+def test_train_parse_eval_from_the_shell(sample_model_path, tmp_path):
+    parsed = run_cli("parse", "--model", sample_model_path,
+                     stdin=(SAMPLE / "dev.conllu").read_text())
+    assert parsed.returncode == 0, parsed.stderr
+    pred = tmp_path / "pred.conllu"
+    pred.write_text(parsed.stdout)
+    result = run_cli("eval", "--gold", SAMPLE / "dev.conllu", "--pred", pred, "--json")
+    assert result.returncode == 0, result.stderr
+    scores = json.loads(result.stdout)
+    assert scores["all_words"]["uas"] > 75.0
+    assert scores["no_punct"]["words"] < scores["all_words"]["words"]
+
+
+def test_save_load_parse_is_identical(sample_model_path, tmp_path, sample_dev):
+    parser = Parser.load(sample_model_path)
+    first = [s.to_text() for s in parser.parse(sample_dev)]
+    parser.save(tmp_path / "again.npz")
+    again = Parser.load(tmp_path / "again.npz")
+    assert np.array_equal(parser.model.weights, again.model.weights)
+    assert [s.to_text() for s in again.parse(sample_dev)] == first
+
+
+def test_help_for_every_command():
+    for command in ("train", "parse", "eval", "download"):
+        result = run_cli(command, "--help")
+        assert result.returncode == 0 and "usage: polyparse " + command in result.stdout
+
+
+BAD_HEAD = "1\tHello\thello\tINTJ\tUH\t_\t7\troot\t_\t_\n\n"
+
+
+@pytest.mark.parametrize("text, message", [
+    (BAD_HEAD, "bad.conllu:1:"),
+    ("1 Hello hello INTJ UH _ 0 root _ _\n\n", "space"),
+    ("", "no sentences"),
+    ("1\tA\ta\tX\tX\t_\t2\tdep\t_\t_\n2\tB\tb\tX\tX\t_\t1\tdep\t_\t_\n\n", "bad.conllu:"),
+])
+def test_bad_training_file_is_one_clear_line_and_no_model(tmp_path, text, message):
+    bad = tmp_path / "bad.conllu"
+    bad.write_text(text)
+    model = tmp_path / "model.npz"
+    result = run_cli("train", "--train", bad, "--model", model)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert message in result.stderr and result.stderr.startswith("polyparse: error:")
+    assert not model.exists()
+
+
+def test_bad_input_keeps_existing_output_and_model(sample_model_path, tmp_path):
+    bad = tmp_path / "bad.conllu"
+    bad.write_bytes(b"1\tcaf\xe9\tcafe\tNOUN\tNN\t_\t0\troot\t_\t_\n\n")
+    out = tmp_path / "out.conllu"
+    out.write_text("precious\n")
+    before = sample_model_path.read_bytes()
+    result = run_cli("parse", "--model", sample_model_path, "--input", bad, "--output", out)
+    assert result.returncode == 2 and "bad.conllu:1:" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert out.read_text() == "precious\n"
+    assert sample_model_path.read_bytes() == before
+
+
+def test_damaged_or_missing_model_is_a_clear_error(tmp_path):
+    damaged = tmp_path / "damaged.npz"
+    damaged.write_bytes(b"PK\x03\x04 not really a zip")
+    for model in (damaged, tmp_path / "missing.npz"):
+        result = run_cli("parse", "--model", model, stdin="")
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert str(model) in result.stderr
+
+
+def test_model_file_holds_no_pickles(sample_model_path):
+    with np.load(sample_model_path, allow_pickle=False) as npz:
+        assert "metadata" in npz.files
+        meta = json.loads(str(npz["metadata"]))
+        assert all(npz[k].dtype != object for k in npz.files)
+    assert meta["format_version"] == 1 and meta["labels"]
+    assert meta["training"]["decoder"] == "mst" and meta["training"]["single_root"] is True

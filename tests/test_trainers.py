@@ -1,0 +1,45 @@
+"""Every trainer fits the sample treebank; the SSG objective goes down."""
+
+import numpy as np
+import pytest
+
+from parser.evaluate import attachment_scores
+from parser.pipeline import Parser, TrainConfig, make_trainer
+from parser.trainers import TRAINERS
+
+SMALL = {"bits": 20, "label_bits": 14}
+
+
+@pytest.mark.parametrize("trainer", sorted(TRAINERS))
+def test_trainer_fits_the_sample_treebank(trainer, sample_train):
+    config = TrainConfig(trainer=trainer, epochs=4, features=SMALL)
+    parser = Parser.train(sample_train, config)
+    scores = attachment_scores(sample_train, parser.parse(sample_train)).all_words
+    assert scores["uas"] >= 95.0
+    assert scores["las"] >= 90.0
+
+
+def test_ssg_objective_goes_down_and_dev_is_reported(sample_train, sample_dev):
+    config = TrainConfig(trainer="ssg", epochs=3, features=SMALL,
+                         trainer_options={"lambda_": 1e-4})
+    parser = Parser.train(sample_train, config, sample_dev)
+    objectives = [e.objective for e in parser.report.epochs]
+    assert objectives[-1] < objectives[0]
+    assert all(0.0 <= e.dev["uas"] <= 100.0 for e in parser.report.epochs)
+    assert parser.report.epochs[-1].dev["uas"] > 70.0
+
+
+def test_same_seed_same_model(sample_train):
+    config = TrainConfig(epochs=1, seed=3, features=SMALL)
+    a = Parser.train(sample_train[:100], config).model.weights
+    b = Parser.train(sample_train[:100], TrainConfig(epochs=1, seed=3, features=SMALL)).model.weights
+    c = Parser.train(sample_train[:100], TrainConfig(epochs=1, seed=4, features=SMALL)).model.weights
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_trainer_options_are_checked():
+    with pytest.raises(ValueError, match="does not take"):
+        make_trainer("perceptron", lambda_=1e-3)
+    with pytest.raises(ValueError, match="unknown trainer"):
+        make_trainer("nope")
