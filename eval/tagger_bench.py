@@ -1,0 +1,201 @@
+"""Issue 4 benchmark: the UPOS / XPOS / FEATS tagger on real UD treebanks.
+
+One command::
+
+    python eval/tagger_bench.py [--out eval/results/tagger] [--epochs 8] [--no-variants]
+
+For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%), fits
+:class:`parser.tagging.Tagger` (default parameters, seed 0) on the training sentences
+with gold tokens and tags the held-out ones. Reports UPOS, XPOS and FEATS accuracy (FEATS
+compared as sets of ``Name=Value`` pairs), all three right at once, UPOS on words unseen
+in training, fitting time, tagging speed (tokens per CPU second on one core, after a
+warm-up) and the model's size; next to it a most-frequent-tag baseline: each field of a
+word is the value it had most often in training, for unseen words the most frequent value
+overall. Unless ``--no-variants``, also compares a joint UPOS+XPOS layer with separate
+ones, and one FEATS layer with one layer per feature. Writes ``OUT.json`` and ``OUT.md``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")   # one core, as the figures are stated
+
+import argparse
+import json
+import logging
+import platform
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from corpora.conllu_io import read_treebank  # noqa: E402
+from corpora.sentence import Sentence  # noqa: E402
+from parser.tagging import Tagger  # noqa: E402
+
+UD = REPO.parent / "shared" / "ud"
+TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
+HELD_OUT = 0.2          # share of train.conllu held out where there is no dev.conllu
+TARGETS = {"en_ewt": {"upos": 95.5}}   # issue 4
+VARIANTS = {"joint UPOS+XPOS": {"xpos": "joint"}, "FEATS per feature": {"feats": "split"}}
+FIELDS = ("upos", "xpos", "feats")
+
+logger = logging.getLogger("tagger_bench")
+
+
+def split(name: str) -> tuple[list[Sentence], list[Sentence], str]:
+    """Training and held-out sentences of a treebank, and how they were chosen."""
+    folder = UD / name
+    train = read_treebank(folder / "train.conllu", require_tree=False)
+    if (folder / "dev.conllu").exists():
+        return train, read_treebank(folder / "dev.conllu", require_tree=False), "train -> dev"
+    cut = round(len(train) * (1 - HELD_OUT))
+    return train[:cut], train[cut:], f"train[:{cut}] -> train[{cut}:]"
+
+
+def _same(field: str, gold: str, predicted: str) -> bool:
+    if field != "feats":
+        return gold == predicted
+    return set(gold.split("|")) - {"_"} == set(predicted.split("|")) - {"_"}
+
+
+def accuracy(gold: list[Sentence], predicted: list[tuple], known: set[str]) -> dict:
+    """Accuracy (%) of each field, of all three at once, and of UPOS on unseen words."""
+    hits = Counter()
+    words = unseen = 0
+    for s, tags in zip(gold, predicted):
+        for i in range(1, len(s.forms)):
+            right = [_same(f, getattr(s, f)[i], column[i]) for f, column in zip(FIELDS, tags)]
+            hits.update(f for f, ok in zip(FIELDS, right) if ok)
+            hits["all"] += all(right)
+            words += 1
+            if s.forms[i] not in known:
+                unseen += 1
+                hits["unseen_upos"] += right[0]
+    scores = {key: 100 * hits[key] / words for key in (*FIELDS, "all")}
+    scores["unseen_upos"] = 100 * hits["unseen_upos"] / max(unseen, 1)
+    scores["unseen_share"] = 100 * unseen / words
+    return scores
+
+
+def most_frequent(train: list[Sentence], test: list[Sentence]) -> list[tuple]:
+    """Baseline: each field of a word is its most frequent value in training (the most
+    frequent value overall for words not seen in training)."""
+    by_word = {f: {} for f in FIELDS}
+    overall = {f: Counter() for f in FIELDS}
+    for s in train:
+        for f in FIELDS:
+            for form, value in zip(s.forms[1:], getattr(s, f)[1:]):
+                by_word[f].setdefault(form, Counter())[value] += 1
+                overall[f][value] += 1
+    best = {f: {form: c.most_common(1)[0][0] for form, c in by_word[f].items()} for f in FIELDS}
+    top = {f: overall[f].most_common(1)[0][0] for f in FIELDS}
+    return [tuple(("<root>",) + tuple(best[f].get(form, top[f]) for form in s.forms[1:])
+                  for f in FIELDS) for s in test]
+
+
+def run(name: str, epochs: int, params: dict) -> dict:
+    train, held_out, how = split(name)
+    start = time.process_time()
+    tagger = Tagger(**params).fit(train, epochs=epochs, seed=0)
+    fit_seconds = time.process_time() - start
+    tagger.predict(held_out[:20])                             # compile the kernels first
+    start = time.process_time()
+    predicted = tagger.predict(held_out)
+    seconds = time.process_time() - start
+    known = {form for s in train for form in s.forms[1:]}
+    _, arrays = tagger.to_arrays()
+    tokens = sum(len(s) for s in held_out)
+    result = {"treebank": name, "split": how, "params": params, "epochs": epochs,
+              "train_words": sum(len(s) for s in train), "held_out_words": tokens,
+              "fit_seconds": fit_seconds, "tokens_per_s": tokens / seconds,
+              "model_mb": sum(a.nbytes for a in arrays.values()) / 2**20,
+              "tags": {layer.name: len(layer.tags) for layer in tagger.layers_},
+              "accuracy": accuracy(held_out, predicted, known),
+              "baseline": accuracy(held_out, most_frequent(train, held_out), known)}
+    logger.info("%s %s: %s", name, params, result["accuracy"])
+    return result
+
+
+def markdown(results: list[dict], variants: list[dict]) -> str:
+    lines = ["# Part-of-speech and morphology tagger (issue 4)", "",
+             "Accuracy (%) on held-out sentences with gold tokens; FEATS compared as sets of "
+             "`Name=Value` pairs; *all*: UPOS, XPOS and FEATS all right; *unseen*: UPOS on "
+             "words not in the training data (their share of the held-out words in "
+             "brackets). Baseline: each field the word's most frequent value in training "
+             "(for unseen words the most frequent overall). Speed: `Tagger.predict`, tokens "
+             "per second of CPU time (one core) after a warm-up; fit: CPU seconds.", "",
+             "| treebank | split | UPOS | XPOS | FEATS | all | unseen | baseline UPOS / XPOS "
+             "/ FEATS | tokens/s | fit (s) | model (MB) |",
+             "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
+    for r in results:
+        a, b = r["accuracy"], r["baseline"]
+        lines.append(
+            f"| {r['treebank']} | {r['split']} | {a['upos']:.2f} | {a['xpos']:.2f} | "
+            f"{a['feats']:.2f} | {a['all']:.2f} | {a['unseen_upos']:.2f} "
+            f"({a['unseen_share']:.1f}) | {b['upos']:.2f} / {b['xpos']:.2f} / "
+            f"{b['feats']:.2f} | {r['tokens_per_s']:,.0f} | {r['fit_seconds']:.1f} | "
+            f"{r['model_mb']:.1f} |")
+    lines += ["", "Targets of issue 4:", ""]
+    for r in results:
+        for field, target in TARGETS.get(r["treebank"], {}).items():
+            value = r["accuracy"][field]
+            lines.append(f"- {r['treebank']} {field.upper()} >= {target}: {value:.2f} "
+                         f"({'met' if value >= target else 'NOT met'})")
+    if variants:
+        lines += ["", "## Layer variants", "",
+                  "The default tagger against a joint UPOS+XPOS layer (instead of two) and "
+                  "one FEATS layer per feature name (instead of one over whole FEATS "
+                  "strings), all else equal.", "",
+                  "| treebank | layers | UPOS | XPOS | FEATS | all | tokens/s | fit (s) | "
+                  "model (MB) |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in results:
+            for row in [r] + [v for v in variants if v["treebank"] == r["treebank"]]:
+                a = row["accuracy"]
+                lines.append(f"| {row['treebank']} | {row.get('variant', 'default')} | "
+                             f"{a['upos']:.2f} | {a['xpos']:.2f} | {a['feats']:.2f} | "
+                             f"{a['all']:.2f} | {row['tokens_per_s']:,.0f} | "
+                             f"{row['fit_seconds']:.1f} | {row['model_mb']:.1f} |")
+    params = json.dumps(Tagger().get_params())
+    lines += ["", f"Tagger defaults: `{params}`; {results[0]['epochs']} epochs, seed 0.",
+              f"Machine: {platform.machine()}, Python {platform.python_version()}, "
+              f"{platform.platform()}."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=str(REPO / "eval" / "results" / "tagger"),
+                        help="output path without extension (default: %(default)s)")
+    parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument("--no-variants", action="store_true",
+                        help="only the default tagger")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    missing = [name for name in TREEBANKS if not (UD / name / "train.conllu").exists()]
+    if missing:
+        parser.error(f"treebanks not found under {UD}: {', '.join(missing)}")
+    results = [run(name, args.epochs, {}) for name in TREEBANKS]
+    variants = []
+    if not args.no_variants:
+        for name in TREEBANKS:
+            for label, params in VARIANTS.items():
+                variants.append(dict(run(name, args.epochs, params), variant=label))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(
+        {"results": results, "variants": variants, "targets": TARGETS,
+         "machine": {"python": platform.python_version(), "system": platform.platform()}},
+        indent=2) + "\n")
+    out.with_suffix(".md").write_text(markdown(results, variants))
+    print(out.with_suffix(".md").read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,403 @@
+"""Numba kernels of the tagger: feature hashing, first-order Viterbi, perceptron epochs.
+
+Pure functions over numpy arrays (``docs/style.md``); :mod:`parser.tagging.tagger` wraps
+them. Each public kernel has a plain-Python twin in ``tests/test_tagger.py``.
+
+Hashing is 64-bit FNV-1a over UTF-8 bytes, finished (and combined) with the MurmurHash3
+``fmix64`` finalizer, so feature ids are the same on every machine and in every process
+(unlike Python's salted ``hash``). The arithmetic wraps modulo 2^64; when the kernels run
+as plain Python (``NUMBA_DISABLE_JIT=1``) callers silence numpy's overflow warnings with
+``np.errstate(over="ignore")``.
+
+A tag layer with ``T`` tags keeps its emission weights as a ``(B, T)`` matrix (row
+``feature_hash & (B - 1)``) and its transition weights as a ``(T + 1, T + 1)`` matrix
+whose last row and column stand for the sentence boundary: ``trans[T, t]`` scores
+starting with ``t``, ``trans[t, T]`` ending with ``t``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+_M1 = np.uint64(0xFF51AFD7ED558CCD)
+_M2 = np.uint64(0xC4CEB9FE1A85EC53)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_S33 = np.uint64(33)
+
+# Columns of the per-word-type hash table (``tagger._type_strings`` lists the strings):
+# 0 the word, 1 its lowercased form, 2-5 its prefixes and 6-9 its suffixes of 1-4
+# characters (lowercased), 10 its shape, 11 its collapsed shape, 12 its spelling flags.
+FORM, LOWER, SUFFIX1, SHORT_SHAPE, FLAGS = 0, 1, 6, 11, 12
+N_TYPE_HASHES = 13
+CLASS_SEED = N_TYPE_HASHES  # template seed of ambiguity-class strings
+N_CONTEXT_FEATURES = 24
+N_PAIR_FEATURES = 4
+N_FEATURES = 1 + N_TYPE_HASHES + N_CONTEXT_FEATURES + N_PAIR_FEATURES
+"""Columns of :func:`context_features`; the last ``N_PAIR_FEATURES`` are pair features."""
+_ZERO = np.uint64(0)
+
+
+@numba.njit(cache=True)
+def fmix64(h):
+    """MurmurHash3's 64-bit finalizer: a bijection that mixes every bit into every bit."""
+    h ^= h >> _S33
+    h *= _M1
+    h ^= h >> _S33
+    h *= _M2
+    h ^= h >> _S33
+    return h
+
+
+@numba.njit(cache=True)
+def combine(seed, a, b):
+    """Hash of the ordered pair ``(a, b)`` under template ``seed`` (all ``uint64``)."""
+    return fmix64(fmix64(seed ^ a) * _GOLDEN ^ b)
+
+
+@numba.njit(cache=True)
+def hash_strings(buf, offsets, seeds):
+    """Seeded FNV-1a-64 of byte strings ``buf[offsets[s]:offsets[s + 1]]``.
+
+    ``buf`` is ``uint8``, ``offsets`` ``int64 (S + 1,)``, ``seeds`` ``uint64 (S,)``
+    (the template of each string). Returns ``uint64 (S,)``.
+    """
+    out = np.empty(seeds.shape[0], dtype=np.uint64)
+    for s in range(seeds.shape[0]):
+        h = fmix64(seeds[s] ^ _FNV_OFFSET)
+        for k in range(offsets[s], offsets[s + 1]):
+            h ^= np.uint64(buf[k])
+            h *= _FNV_PRIME
+        out[s] = fmix64(h)
+    return out
+
+
+@numba.njit(cache=True)
+def _at(type_ids, type_hashes, lo, hi, j, column):
+    """Type hash ``column`` of the word at position ``j``, or a padding constant outside
+    the sentence ``[lo, hi)`` (one constant before it, another after it)."""
+    if j < lo:
+        return fmix64(np.uint64(column) + _GOLDEN)
+    if j >= hi:
+        return fmix64(np.uint64(column) + _M1)
+    return type_hashes[type_ids[j], column]
+
+
+@numba.njit(cache=True)
+def _class_at(classes, lo, hi, j):
+    """Ambiguity class of the word at position ``j``, or a padding constant."""
+    if j < lo:
+        return _GOLDEN
+    if j >= hi:
+        return _M1
+    return classes[j]
+
+
+@numba.njit(cache=True)
+def context_features(sent_ptr, type_ids, type_hashes, classes):
+    """Hashed features of every word of a corpus.
+
+    ``sent_ptr`` ``int64 (S + 1,)`` delimits the sentences in the flat word arrays;
+    ``type_ids`` ``int64 (N,)`` names each word's row of ``type_hashes``
+    ``uint64 (n_types, N_TYPE_HASHES)``; ``classes`` ``uint64 (N,)`` is the hashed
+    ambiguity class of each word (the tags a frequent word had in training; one constant
+    for the others). Returns ``uint64 (N, N_FEATURES)`` with, for word ``0`` and its
+    neighbours ``-2..+2`` (``w`` lowercased word, ``s`` 3-letter suffix, ``h`` collapsed
+    shape, ``f`` spelling flags, ``c`` class):
+
+    - a bias and the 13 type hashes of word 0 (Ratnaparkhi 1996);
+    - ``w-2, w-1, w+1, w+2, s-1, s+1, h-1, h+1, (w-1 w0), (w0 w+1), (w-1 w+1), (s0 w-1),
+      (h-1 h0 h+1)`` (Toutanova et al. 2003);
+    - ``c0, c-1, c+1, c-2, c+2, (c-1 c+1), (c0 c+1), (c+1 c+2), (c0 f0), (c0 c-1),
+      (c0 w-1)``: classes generalize over words that can take the same tags (ambiguity
+      classes, Daelemans et al. 1996), and tell about the tags further right than the
+      one tag a first-order model looks ahead;
+    - pair features ``c0, s0, w0, w-1``, scored together with the previous tag by
+      :func:`lattice` (the lexicalized transitions of Toutanova et al. 2003).
+
+    After the type hashes, column ``j`` is ``combine(j, a, b)`` of its atoms ``a, b``
+    (``b = 0`` for a single atom; ``(h-1 h0 h+1)`` is ``(combine(0, h-1, h0), h+1)``).
+    Outside the sentence, type hashes of column ``c`` become ``fmix64(c + GOLDEN)``
+    before it and ``fmix64(c + M1)`` after it, classes ``GOLDEN`` and ``M1``.
+    """
+    n = type_ids.shape[0]
+    out = np.empty((n, N_FEATURES), dtype=np.uint64)
+    s3 = SUFFIX1 + 2
+    k = 1 + N_TYPE_HASHES
+    for s in range(sent_ptr.shape[0] - 1):
+        lo = sent_ptr[s]
+        hi = sent_ptr[s + 1]
+        for i in range(lo, hi):
+            t = type_ids[i]
+            out[i, 0] = _GOLDEN
+            for c in range(N_TYPE_HASHES):
+                out[i, 1 + c] = type_hashes[t, c]
+            w0 = type_hashes[t, LOWER]
+            w_1 = _at(type_ids, type_hashes, lo, hi, i - 1, LOWER)
+            w1 = _at(type_ids, type_hashes, lo, hi, i + 1, LOWER)
+            h_1 = _at(type_ids, type_hashes, lo, hi, i - 1, SHORT_SHAPE)
+            h1 = _at(type_ids, type_hashes, lo, hi, i + 1, SHORT_SHAPE)
+            c0 = classes[i]
+            c_1 = _class_at(classes, lo, hi, i - 1)
+            c1 = _class_at(classes, lo, hi, i + 1)
+            c2 = _class_at(classes, lo, hi, i + 2)
+            atoms = (
+                (_at(type_ids, type_hashes, lo, hi, i - 2, LOWER), _ZERO),
+                (w_1, _ZERO),
+                (w1, _ZERO),
+                (_at(type_ids, type_hashes, lo, hi, i + 2, LOWER), _ZERO),
+                (_at(type_ids, type_hashes, lo, hi, i - 1, s3), _ZERO),
+                (_at(type_ids, type_hashes, lo, hi, i + 1, s3), _ZERO),
+                (h_1, _ZERO),
+                (h1, _ZERO),
+                (w_1, w0),
+                (w0, w1),
+                (w_1, w1),
+                (type_hashes[t, s3], w_1),
+                (combine(_ZERO, h_1, type_hashes[t, SHORT_SHAPE]), h1),
+                (c0, _ZERO),
+                (c_1, _ZERO),
+                (c1, _ZERO),
+                (_class_at(classes, lo, hi, i - 2), _ZERO),
+                (c2, _ZERO),
+                (c_1, c1),
+                (c0, c1),
+                (c1, c2),
+                (c0, type_hashes[t, FLAGS]),
+                (c0, c_1),
+                (c0, w_1),
+                # pair features (the last N_PAIR_FEATURES columns)
+                (c0, _ZERO),
+                (type_hashes[t, s3], _ZERO),
+                (w0, _ZERO),
+                (w_1, _ZERO),
+            )
+            for j in range(len(atoms)):
+                out[i, k + j] = combine(np.uint64(k + j), atoms[j][0], atoms[j][1])
+    return out
+
+
+@numba.njit(cache=True)
+def _pair_row(h, prev_tag, mask):
+    """Weight row of pair feature ``h`` (a word hash) conjoined with the previous tag."""
+    return fmix64(h + np.uint64(prev_tag + 1) * _GOLDEN) & mask
+
+
+@numba.njit(cache=True)
+def viterbi(em, edge, cand_ptr, cand):
+    """Best tag sequence of one sentence under a first-order model (Viterbi 1967).
+
+    Word ``i`` may take the tags ``cand[cand_ptr[i]:cand_ptr[i + 1]]``, with scores
+    ``em`` aligned with ``cand``. ``edge`` holds, for ``i = 1..n-1`` in turn, the
+    ``C_{i-1} x C_i`` row-major scores of each candidate of word ``i - 1`` followed by
+    each candidate of word ``i``. Maximizes ``sum_i em(y_i) + sum_i edge(y_i-1, y_i)``;
+    returns ``int64 (n,)`` tags (ties go to the first candidate).
+    """
+    n = cand_ptr.shape[0] - 1
+    path = np.empty(n, dtype=np.int64)
+    if n == 0:
+        return path
+    delta = em.copy()
+    back = np.full(em.shape[0], -1, dtype=np.int64)
+    base = 0
+    for i in range(1, n):
+        width = cand_ptr[i + 1] - cand_ptr[i]
+        for k in range(cand_ptr[i], cand_ptr[i + 1]):
+            best = -np.inf
+            arg = -1
+            q = base + k - cand_ptr[i]
+            for j in range(cand_ptr[i - 1], cand_ptr[i]):
+                v = delta[j] + edge[q]
+                if v > best:
+                    best = v
+                    arg = j
+                q += width
+            delta[k] += best
+            back[k] = arg
+        base += (cand_ptr[i] - cand_ptr[i - 1]) * width
+    arg = cand_ptr[n - 1]
+    for k in range(cand_ptr[n - 1] + 1, cand_ptr[n]):
+        if delta[k] > delta[arg]:
+            arg = k
+    for i in range(n - 1, -1, -1):
+        path[i] = cand[arg]
+        arg = back[arg]
+    return path
+
+
+@numba.njit(cache=True)
+def _add_candidates(features, i, weights, mask, n_emit, tags, width, cand, em, m):
+    """Append to ``cand``/``em`` (from ``m``) the tags ``tags`` of word ``i`` with their
+    emission scores, keeping only the ``width`` best (stable order); returns the new end."""
+    for y in tags:
+        cand[m] = y
+        em[m] = 0.0
+        m += 1
+    start = m - tags.shape[0]
+    for f in range(n_emit):
+        r = features[i, f] & mask
+        for k in range(start, m):
+            em[k] += weights[r, cand[k]]
+    if m - start > width:
+        best = np.argsort(-em[start:m], kind="mergesort")[:width] + start
+        kept_cand = cand[best]
+        kept_em = em[best]
+        m = start + width
+        cand[start:m] = kept_cand
+        em[start:m] = kept_em
+    return m
+
+
+@numba.njit(cache=True)
+def lattice(features, lo, hi, constraints, weights, trans, max_candidates):
+    """Candidate tags and their scores for the words ``lo..hi-1``, for :func:`viterbi`.
+
+    ``constraints = (tok_dict, dict_ptr, dict_tags, tok_group, group_ptr, group_tags)``,
+    all ``int64``. A word with a tag-dictionary entry ``d = tok_dict[i] >= 0`` may take
+    only the tags ``dict_tags[dict_ptr[d]:dict_ptr[d + 1]]`` seen with it in training
+    (Ratnaparkhi 1996). A word in group ``g = tok_group[i] >= 0`` (its UPOS, for the
+    layers decoded after UPOS) may take only the tags ``group_tags[group_ptr[g]:
+    group_ptr[g + 1]]`` seen with that group in training. Both restrictions apply
+    together when their intersection is not empty; else the group's alone. Finally only
+    the ``max_candidates`` tags of highest emission score are kept.
+
+    ``weights`` is ``(B, T)``, ``B`` a power of two. The emission score of tag ``y`` at
+    word ``i`` is ``sum_f weights[features[i, f] & (B - 1), y]`` over the first
+    ``N_FEATURES - N_PAIR_FEATURES`` columns; the edge score of tags ``(y', y)`` at words
+    ``(i - 1, i)`` is ``trans[y', y]`` plus ``weights[r, y]`` summed over the last
+    ``N_PAIR_FEATURES`` columns ``h`` of word ``i``, with ``r`` the row of ``h``
+    conjoined with ``y'`` (``y' = T`` before the first word, which also scores
+    ``trans[T, y]``; the last word scores ``trans[y, T]``).
+    Returns ``(em, edge, cand_ptr, cand)``.
+    """
+    tok_dict, dict_ptr, dict_tags, tok_group, group_ptr, group_tags = constraints
+    n_tags = weights.shape[1]
+    mask = np.uint64(weights.shape[0] - 1)
+    n_emit = N_FEATURES - N_PAIR_FEATURES
+    width = max(min(n_tags, max_candidates), 1)
+    all_tags = np.arange(n_tags)
+    allowed = np.zeros(n_tags, dtype=np.bool_)
+    chosen = np.empty(n_tags, dtype=np.int64)
+    cand_ptr = np.zeros(hi - lo + 1, dtype=np.int64)
+    cand = np.empty((hi - lo) * n_tags, dtype=np.int64)
+    em = np.empty(cand.shape[0])
+    m = 0
+    for i in range(lo, hi):
+        g = tok_group[i]
+        group = group_tags[group_ptr[g]:group_ptr[g + 1]] if g >= 0 else all_tags
+        allowed[group] = True
+        d = tok_dict[i]
+        n_chosen = 0
+        if d >= 0:
+            for y in dict_tags[dict_ptr[d]:dict_ptr[d + 1]]:
+                if allowed[y]:
+                    chosen[n_chosen] = y
+                    n_chosen += 1
+        allowed[group] = False
+        if n_chosen > 0:
+            m = _add_candidates(features, i, weights, mask, n_emit, chosen[:n_chosen],
+                                width, cand, em, m)
+        else:
+            m = _add_candidates(features, i, weights, mask, n_emit, group, width, cand, em, m)
+        cand_ptr[i - lo + 1] = m
+    n = hi - lo
+    if n == 0:
+        return em[:0], em[:0], cand_ptr, cand[:0]
+    for k in range(cand_ptr[0], cand_ptr[1]):
+        y = cand[k]
+        em[k] += trans[n_tags, y]
+        for f in range(n_emit, N_FEATURES):
+            em[k] += weights[_pair_row(features[lo, f], n_tags, mask), y]
+    for k in range(cand_ptr[n - 1], cand_ptr[n]):
+        em[k] += trans[cand[k], n_tags]
+    size = 0
+    for i in range(1, n):
+        size += (cand_ptr[i] - cand_ptr[i - 1]) * (cand_ptr[i + 1] - cand_ptr[i])
+    edge = np.empty(size)
+    rows = np.empty(N_PAIR_FEATURES, dtype=np.uint64)
+    q = 0
+    for i in range(1, n):
+        for j in range(cand_ptr[i - 1], cand_ptr[i]):
+            for f in range(N_PAIR_FEATURES):
+                rows[f] = _pair_row(features[lo + i, n_emit + f], cand[j], mask)
+            for k in range(cand_ptr[i], cand_ptr[i + 1]):
+                y = cand[k]
+                s = trans[cand[j], y]
+                for f in range(N_PAIR_FEATURES):
+                    s += weights[rows[f], y]
+                edge[q] = s
+                q += 1
+    return em[:m], edge, cand_ptr, cand[:m]
+
+
+@numba.njit(cache=True)
+def decode(features, sent_ptr, constraints, weights, trans, max_candidates):
+    """Viterbi tags (``int64 (N,)``) of every sentence of a corpus; see :func:`lattice`."""
+    out = np.empty(features.shape[0], dtype=np.int64)
+    for s in range(sent_ptr.shape[0] - 1):
+        lo = sent_ptr[s]
+        hi = sent_ptr[s + 1]
+        em, edge, cand_ptr, cand = lattice(features, lo, hi, constraints, weights, trans,
+                                           max_candidates)
+        out[lo:hi] = viterbi(em, edge, cand_ptr, cand)
+    return out
+
+
+@numba.njit(cache=True)
+def train_epoch(features, sent_ptr, order, constraints, gold, weights, weights_sum, trans,
+                trans_sum, max_candidates, step):
+    """One epoch of the structured perceptron (Collins 2002, fig. 1), in place.
+
+    Sentences are visited in ``order``. Each is decoded with the current ``weights`` and
+    ``trans`` (:func:`decode`); the features of the gold tags ``gold`` (``int64 (N,)``)
+    are added and those of the prediction subtracted, wherever the two differ: emission
+    features at the words, transition and pair features at the tag bigrams. For
+    averaging, the same update times ``step`` goes into ``weights_sum`` / ``trans_sum``,
+    and ``step`` grows by one per sentence, so that after the last epoch
+    ``weights - weights_sum / step`` is the mean of all the weight vectors visited (the
+    averaged perceptron, computed lazily: Daume III 2006, sec. 2.1.1).
+    Returns ``(step, number of words tagged wrongly)``.
+    """
+    mask = np.uint64(weights.shape[0] - 1)
+    end = trans.shape[0] - 1
+    n_emit = N_FEATURES - N_PAIR_FEATURES
+    n_wrong = 0
+    for s in order:
+        lo = sent_ptr[s]
+        hi = sent_ptr[s + 1]
+        em, edge, cand_ptr, cand = lattice(features, lo, hi, constraints, weights, trans,
+                                           max_candidates)
+        path = viterbi(em, edge, cand_ptr, cand)
+        for i in range(lo, hi):
+            g = gold[i]
+            p = path[i - lo]
+            if g != p:
+                n_wrong += 1
+                for f in range(n_emit):
+                    r = features[i, f] & mask
+                    weights[r, g] += 1.0
+                    weights_sum[r, g] += step
+                    weights[r, p] -= 1.0
+                    weights_sum[r, p] -= step
+        for i in range(lo, hi + 1):
+            g0 = gold[i - 1] if i > lo else end
+            g1 = gold[i] if i < hi else end
+            p0 = path[i - 1 - lo] if i > lo else end
+            p1 = path[i - lo] if i < hi else end
+            if g0 != p0 or g1 != p1:
+                trans[g0, g1] += 1.0
+                trans_sum[g0, g1] += step
+                trans[p0, p1] -= 1.0
+                trans_sum[p0, p1] -= step
+                if i < hi:
+                    for f in range(n_emit, N_FEATURES):
+                        r = _pair_row(features[i, f], g0, mask)
+                        weights[r, g1] += 1.0
+                        weights_sum[r, g1] += step
+                        r = _pair_row(features[i, f], p0, mask)
+                        weights[r, p1] -= 1.0
+                        weights_sum[r, p1] -= step
+        step += 1
+    return step, n_wrong

@@ -1,0 +1,475 @@
+"""A part-of-speech and morphology tagger: averaged structured perceptron + Viterbi.
+
+The model is Collins (2002): a first-order (tag bigram) linear sequence model trained
+with the structured perceptron and averaged parameters, decoded exactly with Viterbi.
+The word features follow Ratnaparkhi (1996) and Toutanova et al. (2003): the word, its
+lowercased form, prefixes and suffixes up to 4 characters, word shape, spelling flags
+(capitals, digits, hyphen), the words within +-2 and conjunctions of them, plus the
+ambiguity classes (UPOS sets) of frequent words around, and a few word features
+conjoined with the previous tag (see :func:`parser.tagging._kernels.context_features`).
+Frequent words may only take the tags they had in training (Ratnaparkhi's tag
+dictionary), which also makes decoding fast.
+
+Features are hashed (Weinberger et al. 2009) with a deterministic 64-bit hash into the
+rows of a ``(2**k, T)`` weight matrix per *layer*. A layer is one tag sequence:
+``"upos"``, ``"xpos"`` (or the joint ``"upos+xpos"``) and the morphological features,
+either as one layer over the whole FEATS string or as one layer per feature name
+(``"feats:Case"``: the value, or ``"_"`` when absent), the factored scheme of Qi et al.
+(2018). The layers share the features and are trained independently. They are decoded
+as a pipeline: the first layer (UPOS) freely, each later one restricted, word by word, to
+the tags seen in training with the first layer's tag of that word.
+
+References
+----------
+- M. Collins. Discriminative training methods for hidden Markov models: theory and
+  experiments with perceptron algorithms. EMNLP 2002.
+- A. Ratnaparkhi. A maximum entropy model for part-of-speech tagging. EMNLP 1996.
+- K. Toutanova, D. Klein, C. Manning, Y. Singer. Feature-rich part-of-speech tagging with
+  a cyclic dependency network. NAACL 2003.
+- W. Daelemans, J. Zavrel, P. Berck, S. Gillis. MBT: a memory-based part of speech
+  tagger-generator. WVLC 1996 (ambiguity classes).
+- H. Daume III. Practical structured learning techniques for natural language
+  processing. PhD thesis, USC, 2006 (sec. 2.1.1: lazy averaging).
+- K. Weinberger et al. Feature hashing for large scale multitask learning. ICML 2009.
+- P. Qi, T. Dozat, Y. Zhang, C. Manning. Universal dependency parsing from scratch.
+  CoNLL 2018 shared task (one classifier per morphological feature).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+import numpy as np
+
+from corpora.sentence import ROOT, Sentence
+
+from . import _kernels as K
+
+log = logging.getLogger(__name__)
+
+FORMAT = "polyparse-tagger"
+FORMAT_VERSION = 1  # bump whenever the features of _kernels.context_features change
+
+# CoNLL-U columns (0-based) that tagging rewrites in Sentence.lines.
+UPOS_COLUMN, XPOS_COLUMN, FEATS_COLUMN = 3, 4, 5
+ABSENT = "_"
+"""FEATS of a word without features, and the value of an absent feature in a layer."""
+_JOINT = "\t"  # separates UPOS from XPOS in the tags of the joint layer
+
+_CHOICES = {"xpos": ("separate", "joint"), "feats": ("whole", "split")}
+
+
+@dataclass
+class _Layer:
+    """One tag sequence: its tags and its fitted (averaged) weights.
+
+    ``weights`` is ``float32 (B, T)`` with ``B`` a power of two, ``trans`` ``float32
+    (T + 1, T + 1)`` (boundary at index ``T``); ``dict_ptr`` / ``dict_tags`` are the CSR
+    rows of the tag dictionary (one row per entry of :attr:`Tagger.dict_keys_`), and
+    ``group_ptr`` / ``group_tags`` the tags seen with each tag of the first layer (empty
+    for the first layer itself).
+    """
+
+    name: str
+    tags: tuple[str, ...]
+    weights: np.ndarray
+    trans: np.ndarray
+    dict_ptr: np.ndarray
+    dict_tags: np.ndarray
+    group_ptr: np.ndarray
+    group_tags: np.ndarray
+
+
+_STORED = ("trans", "dict_ptr", "dict_tags", "group_ptr", "group_tags")
+
+
+class Tagger:
+    """Predicts UPOS, XPOS and FEATS of each word; fit with :meth:`fit`.
+
+    Parameters
+    ----------
+    xpos:
+        ``"separate"``: UPOS and XPOS are two layers; ``"joint"``: one layer over the
+        (UPOS, XPOS) pairs seen in training.
+    feats:
+        ``"whole"``: one layer over FEATS strings; ``"split"``: one layer per feature name.
+    hash_bits:
+        Each layer hashes features into at most ``2**hash_bits`` rows.
+    max_weights:
+        A layer with ``T`` tags gets the largest power of two of rows ``<= max_weights / T``
+        (and at most ``2**hash_bits``): this bounds the memory of large tag sets.
+    dict_min_count:
+        Words seen at least this often in training get a tag-dictionary entry, and
+        (lowercased) an ambiguity class.
+    max_candidates:
+        Words without a dictionary entry keep this many tags of highest emission score
+        before Viterbi (all tags when a layer has no more).
+
+    Attributes
+    ----------
+    layers_:
+        Fitted layers, in decoding order.
+    dict_keys_:
+        ``uint64``, sorted: form hashes of the words in the tag dictionary.
+    class_keys_, class_values_:
+        ``uint64``: sorted hashes of lowercased frequent words, and the hash of the set of
+        UPOS each had in training.
+    history_:
+        Per epoch, the number of training words the perceptron tagged wrongly (summed
+        over layers) before updating.
+    """
+
+    def __init__(self, *, xpos: str = "separate", feats: str = "whole", hash_bits: int = 18,
+                 max_weights: int = 2**22, dict_min_count: int = 10,
+                 max_candidates: int = 16) -> None:
+        self.xpos = xpos
+        self.feats = feats
+        self.hash_bits = hash_bits
+        self.max_weights = max_weights
+        self.dict_min_count = dict_min_count
+        self.max_candidates = max_candidates
+
+    def get_params(self) -> dict:
+        """Constructor arguments, as passed to ``Tagger(**params)``."""
+        return {"xpos": self.xpos, "feats": self.feats, "hash_bits": self.hash_bits,
+                "max_weights": self.max_weights, "dict_min_count": self.dict_min_count,
+                "max_candidates": self.max_candidates}
+
+    def _check_params(self) -> None:
+        for name, allowed in _CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, not {getattr(self, name)!r}")
+        for name in ("hash_bits", "max_weights", "dict_min_count", "max_candidates"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+
+    # ------------------------------------------------------------------ training
+
+    def fit(self, sentences: Sequence[Sentence], *, epochs: int = 8, seed: int = 0) -> "Tagger":
+        """Train every layer for ``epochs`` passes over ``sentences`` (gold tags).
+
+        Sentences are shuffled before each epoch by a ``numpy`` generator seeded with
+        ``seed``: the same data, parameters and seed give the same model.
+        """
+        self._check_params()
+        if epochs < 1:
+            raise ValueError(f"epochs must be >= 1, not {epochs}")
+        if not sentences:
+            raise ValueError("no training sentences")
+        counts = Counter(form for s in sentences for form in s.forms[1:])
+        self.dict_keys_ = np.unique(_hash([f for f, c in counts.items()
+                                           if c >= self.dict_min_count], K.FORM))
+        lower_counts: Counter[str] = Counter()
+        lower_tags: dict[str, set[str]] = {}
+        for s in sentences:
+            for form, upos in zip(s.forms[1:], s.upos[1:]):
+                lower_counts[form.lower()] += 1
+                lower_tags.setdefault(form.lower(), set()).add(upos)
+        frequent = [w for w, c in lower_counts.items() if c >= self.dict_min_count]
+        keys = _hash(frequent, K.LOWER)
+        order = np.argsort(keys)
+        self.class_keys_ = keys[order]
+        self.class_values_ = _hash(["|".join(sorted(lower_tags[w])) for w in frequent],
+                                   K.CLASS_SEED)[order]
+        features, sent_ptr, tok_dict = self._encode(sentences)
+
+        rng = np.random.default_rng(seed)
+        orders = [rng.permutation(len(sentences)) for _ in range(epochs)]
+        errors = np.zeros(epochs, dtype=np.int64)
+        self.layers_ = []
+        groups = np.full(features.shape[0], -1, dtype=np.int64)
+        n_groups = 0
+        for name in self._layer_names(sentences):
+            per_sentence = [_layer_tags(s, name) for s in sentences]
+            tags = tuple(sorted({t for seq in per_sentence for t in seq}))
+            index = {t: j for j, t in enumerate(tags)}
+            gold = np.fromiter((index[t] for seq in per_sentence for t in seq),
+                               dtype=np.int64, count=features.shape[0])
+            dict_ptr, dict_tags = _csr(tok_dict, gold, self.dict_keys_.shape[0])
+            group_ptr, group_tags = _csr(groups, gold, n_groups)
+            constraints = (tok_dict, dict_ptr, dict_tags, groups, group_ptr, group_tags)
+            weights = np.zeros((self._rows(len(tags)), len(tags)))
+            weights_sum = np.zeros_like(weights)
+            trans = np.zeros((len(tags) + 1, len(tags) + 1))
+            trans_sum = np.zeros_like(trans)
+            step = 1
+            for epoch, order in enumerate(orders):
+                with np.errstate(over="ignore"):
+                    step, wrong = K.train_epoch(features, sent_ptr, order, constraints, gold,
+                                                weights, weights_sum, trans, trans_sum,
+                                                self.max_candidates, step)
+                errors[epoch] += wrong
+                log.debug("layer %s, epoch %d: %d words wrong", name, epoch + 1, wrong)
+            self.layers_.append(_Layer(
+                name=name, tags=tags,
+                weights=(weights - weights_sum / step).astype(np.float32),
+                trans=(trans - trans_sum / step).astype(np.float32),
+                dict_ptr=dict_ptr, dict_tags=dict_tags, group_ptr=group_ptr,
+                group_tags=group_tags))
+            if n_groups == 0:
+                groups, n_groups = gold, len(tags)
+        self.history_ = errors.tolist()
+        log.info("tagger: %d layers on %d words; training errors per epoch %s",
+                 len(self.layers_), features.shape[0], self.history_)
+        return self
+
+    def _layer_names(self, sentences: Sequence[Sentence]) -> list[str]:
+        names = ["upos", "xpos"] if self.xpos == "separate" else ["upos+xpos"]
+        if self.feats == "whole":
+            return names + ["feats"]
+        features = {pair.split("=", 1)[0] for s in sentences for feats in s.feats[1:]
+                    if feats != ABSENT for pair in feats.split("|")}
+        return names + [f"feats:{f}" for f in sorted(features, key=_feature_order)]
+
+    def _rows(self, n_tags: int) -> int:
+        budget = max(self.max_weights // n_tags, 1)
+        return 1 << min(self.hash_bits, budget.bit_length() - 1)
+
+    def _encode(self, sentences: Sequence[Sentence]) -> tuple[np.ndarray, ...]:
+        """``(features uint64 (N, F), sent_ptr int64 (S + 1,), tok_dict int64 (N,))``."""
+        types: dict[str, int] = {}
+        type_ids = np.fromiter((types.setdefault(form, len(types)) for s in sentences
+                                for form in s.forms[1:]), dtype=np.int64)
+        sent_ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
+        np.cumsum([len(s.forms) - 1 for s in sentences], out=sent_ptr[1:])
+        strings = [x for form in types for x in _type_strings(form)]
+        seeds = np.tile(np.arange(K.N_TYPE_HASHES, dtype=np.uint64), len(types))
+        type_hashes = _hash_seeded(strings, seeds).reshape(len(types), K.N_TYPE_HASHES)
+        no_class = _hash([""], K.CLASS_SEED)[0]
+        classes = _lookup(self.class_keys_, self.class_values_, type_hashes[:, K.LOWER],
+                          no_class)[type_ids]
+        with np.errstate(over="ignore"):
+            features = K.context_features(sent_ptr, type_ids, type_hashes, classes)
+        rows = _lookup(self.dict_keys_, np.arange(self.dict_keys_.shape[0]),
+                       type_hashes[:, K.FORM], -1)
+        return features, sent_ptr, rows[type_ids].astype(np.int64)
+
+    # ------------------------------------------------------------------ tagging
+
+    def predict(self, sentences: Sequence[Sentence]) -> list[tuple[tuple[str, ...], ...]]:
+        """``(upos, xpos, feats)`` of each sentence, each a tuple of length ``n + 1``
+        whose entry 0 is :data:`~corpora.sentence.ROOT`."""
+        features, sent_ptr, tok_dict = self._encode(sentences)
+        columns = {}
+        groups = np.full(features.shape[0], -1, dtype=np.int64)
+        for j, layer in enumerate(self.layers_):
+            constraints = (tok_dict, layer.dict_ptr, layer.dict_tags, groups, layer.group_ptr,
+                           layer.group_tags)
+            with np.errstate(over="ignore"):
+                ids = K.decode(features, sent_ptr, constraints, layer.weights, layer.trans,
+                               self.max_candidates)
+            columns[layer.name] = [layer.tags[i] for i in ids.tolist()]
+            if j == 0:
+                groups = ids
+        upos, xpos = _upos_xpos(columns)
+        feats = _feats(columns, len(upos))
+        return [tuple((ROOT,) + tuple(col[lo:hi]) for col in (upos, xpos, feats))
+                for lo, hi in zip(sent_ptr[:-1].tolist(), sent_ptr[1:].tolist())]
+
+    def tag(self, sentences: Sequence[Sentence]) -> list[Sentence]:
+        """Copies of ``sentences`` whose UPOS, XPOS and FEATS (fields and the matching
+        columns of :attr:`~corpora.sentence.Sentence.lines`) are the predicted ones."""
+        return [with_tags(s, *tags) for s, tags in zip(sentences, self.predict(sentences))]
+
+    # ------------------------------------------------------------------ storage
+
+    def to_arrays(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """The fitted model as JSON-able metadata plus named numpy arrays (no pickle).
+
+        Arrays: ``dict_keys``, ``class_keys``, ``class_values`` and, for layer ``j``,
+        ``layer{j}.rows`` (the weight rows that are not all zero), ``layer{j}.weights``
+        (those rows), ``layer{j}.trans``, ``.dict_ptr``, ``.dict_tags``, ``.group_ptr``
+        and ``.group_tags``.
+        """
+        meta = {"format": FORMAT, "format_version": FORMAT_VERSION,
+                "n_features": K.N_FEATURES, "params": self.get_params(),
+                "history": self.history_,
+                "layers": [{"name": layer.name, "tags": list(layer.tags),
+                            "n_rows": layer.weights.shape[0]} for layer in self.layers_]}
+        arrays = {"dict_keys": self.dict_keys_, "class_keys": self.class_keys_,
+                  "class_values": self.class_values_}
+        for j, layer in enumerate(self.layers_):
+            rows = np.flatnonzero(layer.weights.any(axis=1))
+            arrays[f"layer{j}.rows"] = rows
+            arrays[f"layer{j}.weights"] = layer.weights[rows]
+            for field in _STORED:
+                arrays[f"layer{j}.{field}"] = getattr(layer, field)
+        return meta, arrays
+
+    @classmethod
+    def from_arrays(cls, meta: dict, arrays: dict[str, np.ndarray]) -> "Tagger":
+        """The tagger saved by :meth:`to_arrays`."""
+        found = (meta.get("format"), meta.get("format_version"), meta.get("n_features"))
+        if found != (FORMAT, FORMAT_VERSION, K.N_FEATURES):
+            raise ValueError(f"not a {FORMAT} model of version {FORMAT_VERSION} with "
+                             f"{K.N_FEATURES} features: {found}")
+        tagger = cls(**meta["params"])
+        tagger.history_ = list(meta["history"])
+        for name in ("dict_keys", "class_keys", "class_values"):
+            setattr(tagger, name + "_", np.asarray(arrays[name], dtype=np.uint64))
+        tagger.layers_ = []
+        for j, spec in enumerate(meta["layers"]):
+            weights = np.zeros((spec["n_rows"], len(spec["tags"])), dtype=np.float32)
+            rows = np.asarray(arrays[f"layer{j}.rows"], dtype=np.int64)
+            weights[rows] = arrays[f"layer{j}.weights"]
+            stored = {field: np.asarray(arrays[f"layer{j}.{field}"],
+                                        dtype=np.float32 if field == "trans" else np.int64)
+                      for field in _STORED}
+            tagger.layers_.append(_Layer(name=spec["name"], tags=tuple(spec["tags"]),
+                                         weights=weights, **stored))
+        return tagger
+
+
+def jackknife(sentences: Sequence[Sentence], k: int = 10, *, epochs: int = 8, seed: int = 0,
+              **params) -> list[Sentence]:
+    """Re-tag ``sentences`` by ``k``-fold cross-tagging (jackknifing).
+
+    The sentences are shuffled with ``seed`` and dealt into ``k`` folds; each fold is
+    tagged by a :class:`Tagger` (``params``) trained on the other ``k - 1`` folds only, so
+    the returned copies (in the input order) carry tags of test-time quality, for training
+    a parser on predicted tags.
+    """
+    if not 2 <= k <= len(sentences):
+        raise ValueError(f"k must be between 2 and the number of sentences, not {k}")
+    folds = np.array_split(np.random.default_rng(seed).permutation(len(sentences)), k)
+    out: list[Sentence] = list(sentences)
+    for j, fold in enumerate(folds):
+        held_out = np.zeros(len(sentences), dtype=bool)
+        held_out[fold] = True
+        train = [s for s, h in zip(sentences, held_out) if not h]
+        tagger = Tagger(**params).fit(train, epochs=epochs, seed=seed)
+        for i, tagged in zip(fold.tolist(), tagger.tag([sentences[i] for i in fold])):
+            out[i] = tagged
+        log.info("jackknife: fold %d of %d tagged", j + 1, k)
+    return out
+
+
+def with_tags(sentence: Sentence, upos: Sequence[str], xpos: Sequence[str],
+              feats: Sequence[str]) -> Sentence:
+    """A copy of ``sentence`` with new UPOS, XPOS and FEATS (each of length ``n + 1``).
+
+    Entry 0 becomes :data:`~corpora.sentence.ROOT`; the same columns of the word lines
+    in :attr:`~corpora.sentence.Sentence.lines` change too, and nothing else.
+    """
+    upos, xpos, feats = ((ROOT,) + tuple(seq[1:]) for seq in (upos, xpos, feats))
+    if not len(upos) == len(xpos) == len(feats) == len(sentence.forms):
+        raise ValueError("upos, xpos and feats must have length n + 1")
+    lines = list(sentence.lines)
+    if lines:
+        for i in range(1, len(sentence.forms)):
+            j = int(sentence.word_lines[i])
+            cols = lines[j].split("\t")
+            cols[UPOS_COLUMN], cols[XPOS_COLUMN], cols[FEATS_COLUMN] = upos[i], xpos[i], feats[i]
+            lines[j] = "\t".join(cols)
+    return replace(sentence, upos=upos, xpos=xpos, feats=feats, lines=tuple(lines))
+
+
+# ---------------------------------------------------------------------- layers <-> fields
+
+def _feature_order(name: str) -> tuple[str, str]:
+    """UD orders the features of a word by name, case-insensitively."""
+    return name.lower(), name
+
+
+def _layer_tags(sentence: Sentence, name: str) -> tuple[str, ...]:
+    """The gold tags of layer ``name`` for the words 1..n of ``sentence``."""
+    if name == "upos":
+        return sentence.upos[1:]
+    if name == "xpos":
+        return sentence.xpos[1:]
+    if name == "upos+xpos":
+        return tuple(u + _JOINT + x for u, x in zip(sentence.upos[1:], sentence.xpos[1:]))
+    if name == "feats":
+        return sentence.feats[1:]
+    feature = name.split(":", 1)[1]
+    return tuple(dict(pair.split("=", 1) for pair in feats.split("|")).get(feature, ABSENT)
+                 if feats != ABSENT else ABSENT for feats in sentence.feats[1:])
+
+
+def _upos_xpos(columns: dict[str, list[str]]) -> tuple[list[str], list[str]]:
+    if "upos+xpos" in columns:
+        pairs = [tag.split(_JOINT, 1) for tag in columns["upos+xpos"]]
+        return [u for u, _ in pairs], [x for _, x in pairs]
+    return columns["upos"], columns["xpos"]
+
+
+def _feats(columns: dict[str, list[str]], n: int) -> list[str]:
+    if "feats" in columns:
+        return columns["feats"]
+    split = [(name.split(":", 1)[1], col) for name, col in columns.items()
+             if name.startswith("feats:")]
+    out = []
+    for i in range(n):
+        pairs = [f"{name}={col[i]}" for name, col in split if col[i] != ABSENT]
+        out.append("|".join(pairs) if pairs else ABSENT)
+    return out
+
+
+# ---------------------------------------------------------------------- features
+
+def _shape(form: str, max_run: int) -> str:
+    """Word shape: ``X`` upper, ``x`` lower, ``a`` other letters, ``d`` digits, other
+    characters kept; runs of one class longer than ``max_run`` are cut to ``max_run``."""
+    out = []
+    prev, run = "", 0
+    for ch in form:
+        c = ("X" if ch.isupper() else "x" if ch.islower() else "a" if ch.isalpha()
+             else "d" if ch.isdigit() else ch)
+        run = run + 1 if c == prev else 1
+        if run <= max_run:
+            out.append(c)
+        prev = c
+    return "".join(out)
+
+
+def _flags(form: str) -> str:
+    """Spelling flags: initial capital, all capitals, capital inside, digit, hyphen,
+    no letter at all; then the length up to 6."""
+    letters = [ch for ch in form if ch.isalpha()]
+    bits = (form[:1].isupper(), bool(letters) and all(ch.isupper() for ch in letters),
+            any(ch.isupper() for ch in form[1:]), any(ch.isdigit() for ch in form),
+            "-" in form, not letters)
+    return "".join("1" if b else "0" for b in bits) + str(min(len(form), 6))
+
+
+def _type_strings(form: str) -> list[str]:
+    """The strings hashed into the ``N_TYPE_HASHES`` columns of a word type, in order."""
+    low = form.lower()
+    return ([form, low] + [low[:k] for k in range(1, 5)] + [low[-k:] for k in range(1, 5)]
+            + [_shape(form, 4), _shape(form, 1), _flags(form)])
+
+
+def _hash_seeded(strings: list[str], seeds: np.ndarray) -> np.ndarray:
+    """``uint64`` hash of each string (UTF-8) under its template seed."""
+    encoded = [s.encode("utf-8") for s in strings]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    with np.errstate(over="ignore"):
+        return K.hash_strings(buf, offsets, seeds)
+
+
+def _hash(strings: list[str], seed: int) -> np.ndarray:
+    return _hash_seeded(strings, np.full(len(strings), seed, dtype=np.uint64))
+
+
+def _lookup(keys: np.ndarray, values: np.ndarray, queries: np.ndarray, default) -> np.ndarray:
+    """``values[i]`` where ``queries == keys[i]`` (``keys`` sorted), else ``default``."""
+    if keys.shape[0] == 0:
+        return np.full(queries.shape[0], default, dtype=values.dtype)
+    rows = np.minimum(np.searchsorted(keys, queries), keys.shape[0] - 1)
+    return np.where(keys[rows] == queries, values[rows], default).astype(values.dtype)
+
+
+def _csr(keys: np.ndarray, gold: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """CSR ``(ptr, tags)``: for each key ``0..n_rows-1``, the sorted tags ``gold`` seen
+    with it (words whose ``keys`` is -1 are left out)."""
+    known = keys >= 0
+    pairs = np.unique(np.stack([keys[known], gold[known]], axis=1), axis=0)
+    dict_ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pairs[:, 0], minlength=n_rows), out=dict_ptr[1:])
+    return dict_ptr, np.ascontiguousarray(pairs[:, 1], dtype=np.int64)

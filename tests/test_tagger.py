@@ -1,0 +1,508 @@
+"""The POS / morphology tagger (parser.tagging) and its numba kernels.
+
+Each kernel of ``parser.tagging._kernels`` is checked against a plain-Python twin written
+from its docstring, Viterbi also against brute force over every tag sequence. Run the
+suite once with ``NUMBA_DISABLE_JIT=1`` too: the kernels then run as Python (the test on
+real data is skipped, being too slow without the JIT).
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from corpora.conllu_io import read_treebank
+from corpora.sentence import ROOT, Sentence
+from parser.tagging import Tagger, jackknife, with_tags
+from parser.tagging import _kernels as K
+
+pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "corpora" / "sample"
+UD = Path(__file__).resolve().parents[2] / "shared" / "ud"
+JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") != "1"
+
+# ---------------------------------------------------------------------------------------
+# Plain-Python twins of the kernels.
+
+M64 = (1 << 64) - 1
+FNV_OFFSET, FNV_PRIME = 0xCBF29CE484222325, 0x100000001B3
+M1, M2, GOLDEN = 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x9E3779B97F4A7C15
+N_EMIT = K.N_FEATURES - K.N_PAIR_FEATURES
+
+
+def fmix64(h: int) -> int:
+    h ^= h >> 33
+    h = (h * M1) & M64
+    h ^= h >> 33
+    h = (h * M2) & M64
+    return h ^ (h >> 33)
+
+
+def combine(seed: int, a: int, b: int) -> int:
+    return fmix64(((fmix64(seed ^ a) * GOLDEN) & M64) ^ b)
+
+
+def hash_bytes(data: bytes, seed: int) -> int:
+    h = fmix64(seed ^ FNV_OFFSET)
+    for byte in data:
+        h = ((h ^ byte) * FNV_PRIME) & M64
+    return fmix64(h)
+
+
+def context_features_twin(sent_ptr, type_ids, type_hashes, classes) -> list[list[int]]:
+    out = []
+    for s in range(len(sent_ptr) - 1):
+        lo, hi = int(sent_ptr[s]), int(sent_ptr[s + 1])
+
+        def at(j, column):
+            if j < lo:
+                return fmix64((column + GOLDEN) & M64)
+            if j >= hi:
+                return fmix64((column + M1) & M64)
+            return int(type_hashes[type_ids[j], column])
+
+        def c(j):
+            return GOLDEN if j < lo else M1 if j >= hi else int(classes[j])
+
+        for i in range(lo, hi):
+            own = [int(x) for x in type_hashes[type_ids[i]]]
+
+            def w(d):
+                return at(i + d, K.LOWER)
+
+            def s3(d):
+                return at(i + d, K.SUFFIX1 + 2)
+
+            def h(d):
+                return at(i + d, K.SHORT_SHAPE)
+
+            atoms = [(w(-2), 0), (w(-1), 0), (w(1), 0), (w(2), 0), (s3(-1), 0), (s3(1), 0),
+                     (h(-1), 0), (h(1), 0), (w(-1), w(0)), (w(0), w(1)), (w(-1), w(1)),
+                     (s3(0), w(-1)), (combine(0, h(-1), h(0)), h(1)),
+                     (c(i), 0), (c(i - 1), 0), (c(i + 1), 0), (c(i - 2), 0), (c(i + 2), 0),
+                     (c(i - 1), c(i + 1)), (c(i), c(i + 1)), (c(i + 1), c(i + 2)),
+                     (c(i), own[K.FLAGS]), (c(i), c(i - 1)), (c(i), w(-1)),
+                     (c(i), 0), (s3(0), 0), (w(0), 0), (w(-1), 0)]
+            first = 1 + K.N_TYPE_HASHES
+            out.append([GOLDEN] + own + [combine(first + j, a, b)
+                                         for j, (a, b) in enumerate(atoms)])
+    return out
+
+
+def pair_row(h: int, prev_tag: int, mask: int) -> int:
+    return fmix64((h + (int(prev_tag) + 1) * GOLDEN) & M64) & mask
+
+
+def viterbi_twin(em, edge, cand_ptr, cand) -> list[int]:
+    n = len(cand_ptr) - 1
+    if n == 0:
+        return []
+    delta = [float(x) for x in em]
+    back = [-1] * len(em)
+    base = 0
+    for i in range(1, n):
+        prev = range(cand_ptr[i - 1], cand_ptr[i])
+        width = cand_ptr[i + 1] - cand_ptr[i]
+        for col, k in enumerate(range(cand_ptr[i], cand_ptr[i + 1])):
+            scores = [delta[j] + edge[base + row * width + col] for row, j in enumerate(prev)]
+            best = max(range(len(scores)), key=lambda r: (scores[r], -r))
+            delta[k] += scores[best]
+            back[k] = prev[best]
+        base += len(prev) * width
+    last = range(cand_ptr[n - 1], cand_ptr[n])
+    arg = max(last, key=lambda k: (delta[k], -k))
+    path = []
+    for _ in range(n):
+        path.append(int(cand[arg]))
+        arg = back[arg]
+    return path[::-1]
+
+
+def lattice_twin(features, lo, hi, constraints, weights, trans, max_candidates):
+    tok_dict, dict_ptr, dict_tags, tok_group, group_ptr, group_tags = constraints
+    n_rows, n_tags = weights.shape
+    mask = n_rows - 1
+    width = max(min(n_tags, max_candidates), 1)
+    cand_ptr, cand, em = [0], [], []
+    for i in range(lo, hi):
+        g = tok_group[i]
+        group = (list(group_tags[group_ptr[g]:group_ptr[g + 1]]) if g >= 0
+                 else list(range(n_tags)))
+        d = tok_dict[i]
+        chosen = ([y for y in dict_tags[dict_ptr[d]:dict_ptr[d + 1]] if y in group]
+                  if d >= 0 else [])
+        tags = chosen or group
+        scores = []
+        for y in tags:
+            total = 0.0
+            for f in range(N_EMIT):
+                total += float(weights[int(features[i, f]) & mask, y])
+            scores.append(total)
+        keep = range(len(tags))
+        if len(tags) > width:   # the best, by decreasing score (stable among ties)
+            keep = sorted(keep, key=lambda k: -scores[k])[:width]
+        cand += [int(tags[k]) for k in keep]
+        em += [scores[k] for k in keep]
+        cand_ptr.append(len(cand))
+    n = hi - lo
+    for k in range(cand_ptr[0], cand_ptr[1] if n else 0):
+        em[k] += float(trans[n_tags, cand[k]])
+        for f in range(N_EMIT, K.N_FEATURES):
+            em[k] += float(weights[pair_row(int(features[lo, f]), n_tags, mask), cand[k]])
+    for k in range(cand_ptr[n - 1] if n else 0, cand_ptr[n]):
+        em[k] += float(trans[cand[k], n_tags])
+    edge = []
+    for i in range(1, n):
+        for j in range(cand_ptr[i - 1], cand_ptr[i]):
+            rows = [pair_row(int(features[lo + i, f]), cand[j], mask)
+                    for f in range(N_EMIT, K.N_FEATURES)]
+            for k in range(cand_ptr[i], cand_ptr[i + 1]):
+                total = float(trans[cand[j], cand[k]])
+                for r in rows:
+                    total += float(weights[r, cand[k]])
+                edge.append(total)
+    return np.array(em), np.array(edge), np.array(cand_ptr), np.array(cand, dtype=np.int64)
+
+
+def decode_twin(features, sent_ptr, constraints, weights, trans, max_candidates):
+    out = []
+    for lo, hi in zip(sent_ptr[:-1], sent_ptr[1:]):
+        out += viterbi_twin(*lattice_twin(features, lo, hi, constraints, weights, trans,
+                                          max_candidates))
+    return out
+
+
+def train_epoch_twin(features, sent_ptr, order, constraints, gold, weights, weights_sum,
+                     trans, trans_sum, max_candidates, step):
+    mask = weights.shape[0] - 1
+    end = trans.shape[0] - 1
+    wrong = 0
+    for s in order:
+        lo, hi = int(sent_ptr[s]), int(sent_ptr[s + 1])
+        path = viterbi_twin(*lattice_twin(features, lo, hi, constraints, weights, trans,
+                                          max_candidates))
+        for i in range(lo, hi):
+            g, p = gold[i], path[i - lo]
+            if g != p:
+                wrong += 1
+                for f in range(N_EMIT):
+                    r = int(features[i, f]) & mask
+                    weights[r, g] += 1
+                    weights_sum[r, g] += step
+                    weights[r, p] -= 1
+                    weights_sum[r, p] -= step
+        gold_seq = [end] + gold[lo:hi].tolist() + [end]
+        pred_seq = [end] + path + [end]
+        for i in range(hi - lo + 1):
+            (g0, g1), (p0, p1) = gold_seq[i:i + 2], pred_seq[i:i + 2]
+            if (g0, g1) != (p0, p1):
+                trans[g0, g1] += 1
+                trans_sum[g0, g1] += step
+                trans[p0, p1] -= 1
+                trans_sum[p0, p1] -= step
+                if i < hi - lo:
+                    for f in range(N_EMIT, K.N_FEATURES):
+                        r = pair_row(int(features[lo + i, f]), g0, mask)
+                        weights[r, g1] += 1
+                        weights_sum[r, g1] += step
+                        r = pair_row(int(features[lo + i, f]), p0, mask)
+                        weights[r, p1] -= 1
+                        weights_sum[r, p1] -= step
+        step += 1
+    return step, wrong
+
+
+def random_problem(rng, n_words: int, n_tags: int, n_rows: int = 8):
+    """Random features, weights and tag constraints for words in two sentences."""
+    features = rng.integers(0, 2**64, size=(n_words, K.N_FEATURES), dtype=np.uint64)
+    weights = rng.normal(size=(n_rows, n_tags))
+    trans = rng.normal(size=(n_tags + 1, n_tags + 1))
+    tok_dict = rng.integers(-1, 3, size=n_words)
+    dict_ptr, dict_tags = csr([rng.choice(n_tags, size=rng.integers(1, n_tags + 1),
+                                          replace=False) for _ in range(3)])
+    tok_group = rng.integers(-1, 2, size=n_words)
+    group_ptr, group_tags = csr([rng.choice(n_tags, size=rng.integers(1, n_tags + 1),
+                                            replace=False) for _ in range(2)])
+    constraints = (tok_dict, dict_ptr, dict_tags, tok_group, group_ptr, group_tags)
+    return features, weights, trans, constraints
+
+
+def csr(rows) -> tuple[np.ndarray, np.ndarray]:
+    ptr = np.cumsum([0] + [len(r) for r in rows]).astype(np.int64)
+    return ptr, np.concatenate([np.sort(r) for r in rows]).astype(np.int64)
+
+
+def as_python(kernel):
+    """The plain-Python function of a numba kernel (itself under NUMBA_DISABLE_JIT=1)."""
+    return getattr(kernel, "py_func", kernel)
+
+
+# ---------------------------------------------------------------------------------------
+# Kernels == twins (== brute force)
+
+def test_hash_strings_matches_twin():
+    strings = ["", "a", "Dog", "naïve", "İstanbul", "ﬁnal", "x" * 40, "日本語"]
+    encoded = [s.encode("utf-8") for s in strings]
+    offsets = np.cumsum([0] + [len(b) for b in encoded]).astype(np.int64)
+    buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    seeds = np.arange(len(strings), dtype=np.uint64) * np.uint64(7)
+    with np.errstate(over="ignore"):
+        got = K.hash_strings(buf, offsets, seeds)
+    assert got.tolist() == [hash_bytes(b, int(s)) for b, s in zip(encoded, seeds)]
+    assert len(set(got.tolist())) == len(strings)
+
+
+def test_context_features_match_twin():
+    rng = np.random.default_rng(1)
+    type_hashes = rng.integers(0, 2**64, size=(6, K.N_TYPE_HASHES), dtype=np.uint64)
+    sent_ptr = np.array([0, 1, 4, 4, 9], dtype=np.int64)   # lengths 1, 3, 0 and 5
+    type_ids = rng.integers(0, 6, size=9)
+    classes = rng.integers(0, 2**64, size=9, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        got = K.context_features(sent_ptr, type_ids, type_hashes, classes)
+    assert got.shape == (9, K.N_FEATURES)
+    assert got.tolist() == context_features_twin(sent_ptr, type_ids, type_hashes, classes)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4])
+def test_viterbi_matches_brute_force_and_twin(n):
+    rng = np.random.default_rng(n)
+    for _ in range(20):
+        sizes = rng.integers(1, 4, size=n)
+        cand_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        cand = np.concatenate([rng.choice(5, size=m, replace=False) for m in sizes]
+                              ).astype(np.int64) if n else np.zeros(0, dtype=np.int64)
+        em = rng.normal(size=cand.shape[0])
+        edge = rng.normal(size=int(sum(a * b for a, b in zip(sizes[:-1], sizes[1:]))))
+
+        def score(choice):   # choice[i]: index of word i's candidate within its block
+            total = sum(em[cand_ptr[i] + c] for i, c in enumerate(choice))
+            base = 0
+            for i in range(1, n):
+                total += edge[base + choice[i - 1] * sizes[i] + choice[i]]
+                base += sizes[i - 1] * sizes[i]
+            return total
+
+        best = max(itertools.product(*[range(m) for m in sizes]), key=score)
+        expected = [int(cand[cand_ptr[i] + c]) for i, c in enumerate(best)]
+        for kernel in (K.viterbi, as_python(K.viterbi), viterbi_twin):
+            assert list(kernel(em, edge, cand_ptr, cand)) == expected
+
+
+@pytest.mark.parametrize("n_tags,max_candidates", [(4, 16), (7, 3), (1, 16)])
+def test_lattice_and_decode_match_twin(n_tags, max_candidates):
+    rng = np.random.default_rng(n_tags)
+    features, weights, trans, constraints = random_problem(rng, 9, n_tags)
+    sent_ptr = np.array([0, 4, 4, 5, 9], dtype=np.int64)
+    for lo, hi in zip(sent_ptr[:-1], sent_ptr[1:]):
+        with np.errstate(over="ignore"):
+            got = K.lattice(features, lo, hi, constraints, weights, trans, max_candidates)
+        twin = lattice_twin(features, lo, hi, constraints, weights, trans, max_candidates)
+        for a, b in zip(got, twin):
+            assert a.tolist() == b.tolist()
+    with np.errstate(over="ignore"):
+        got = K.decode(features, sent_ptr, constraints, weights, trans, max_candidates)
+    assert got.tolist() == decode_twin(features, sent_ptr, constraints, weights, trans,
+                                       max_candidates)
+
+
+def test_lattice_candidates_respect_dictionary_and_group():
+    rng = np.random.default_rng(5)
+    features, weights, trans, _ = random_problem(rng, 3, 6)
+    dict_ptr, dict_tags = csr([np.array([1, 4])])
+    group_ptr, group_tags = csr([np.array([0, 1, 2]), np.array([3, 5])])
+    tok_dict = np.array([0, 0, -1])
+    tok_group = np.array([0, 1, 1])    # word 1: dictionary and group disjoint -> group
+    constraints = (tok_dict, dict_ptr, dict_tags, tok_group, group_ptr, group_tags)
+    with np.errstate(over="ignore"):
+        _, _, cand_ptr, cand = K.lattice(features, 0, 3, constraints, weights, trans, 16)
+    assert [sorted(cand[a:b].tolist()) for a, b in zip(cand_ptr[:-1], cand_ptr[1:])] == \
+        [[1], [3, 5], [3, 5]]
+
+
+def test_train_epoch_matches_twin():
+    rng = np.random.default_rng(3)
+    features, _, _, constraints = random_problem(rng, 9, 4)
+    sent_ptr = np.array([0, 4, 5, 9], dtype=np.int64)
+    gold = rng.integers(0, 4, size=9)
+    state = [np.zeros((8, 4)), np.zeros((8, 4)), np.zeros((5, 5)), np.zeros((5, 5))]
+    twin_state = [a.copy() for a in state]
+    step = twin_step = 1
+    for epoch in range(3):
+        order = rng.permutation(3)
+        with np.errstate(over="ignore"):
+            step, wrong = K.train_epoch(features, sent_ptr, order, constraints, gold, *state,
+                                        16, step)
+        twin_step, twin_wrong = train_epoch_twin(features, sent_ptr, order, constraints, gold,
+                                                 *twin_state, 16, twin_step)
+        assert (step, wrong) == (twin_step, twin_wrong)
+        for a, b in zip(state, twin_state):
+            assert a.tolist() == b.tolist()
+    assert step == 10 and np.abs(state[0]).sum() > 0
+
+
+# ---------------------------------------------------------------------------------------
+# The tagger
+
+def make_sentence(words: list[tuple[str, str, str, str]]) -> Sentence:
+    """A sentence from ``(form, upos, xpos, feats)`` tuples."""
+    forms, upos, xpos, feats = zip(*words) if words else ((), (), (), ())
+    n = len(forms)
+    return Sentence(forms=(ROOT, *forms), lemmas=(ROOT,) + ("_",) * n, upos=(ROOT, *upos),
+                    xpos=(ROOT, *xpos), feats=(ROOT, *feats),
+                    heads=np.array([-1] + [0] * n), deprels=(ROOT,) + ("dep",) * n)
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return read_treebank(SAMPLE / "train.conllu"), read_treebank(SAMPLE / "dev.conllu")
+
+
+@pytest.fixture(scope="module")
+def sample_tagger(sample):
+    return Tagger(hash_bits=14).fit(sample[0], epochs=3, seed=0)
+
+
+def accuracy(gold: list[Sentence], predicted: list[tuple]) -> np.ndarray:
+    """UPOS, XPOS and FEATS accuracy (FEATS as sets of feature=value pairs)."""
+    def feats(s: str) -> frozenset:
+        return frozenset() if s == "_" else frozenset(s.split("|"))
+
+    hits, n = np.zeros(3), 0
+    for s, (upos, xpos, fts) in zip(gold, predicted):
+        for i in range(1, len(s.forms)):
+            hits += (s.upos[i] == upos[i], s.xpos[i] == xpos[i], feats(s.feats[i]) == feats(fts[i]))
+            n += 1
+    return hits / n
+
+
+def most_frequent_tags(train: list[Sentence], test: list[Sentence]) -> list[tuple]:
+    """Baseline: each word's most frequent (UPOS, XPOS, FEATS) in training; for unknown
+    words the most frequent triple overall."""
+    by_word: dict[str, Counter] = {}
+    for s in train:
+        for word in zip(s.forms[1:], s.upos[1:], s.xpos[1:], s.feats[1:]):
+            by_word.setdefault(word[0], Counter())[word[1:]] += 1
+    overall = Counter(t for c in by_word.values() for t in c.elements()).most_common(1)[0][0]
+    out = []
+    for s in test:
+        triples = [by_word[f].most_common(1)[0][0] if f in by_word else overall
+                   for f in s.forms[1:]]
+        out.append(tuple((ROOT, *column) for column in zip(*triples)))
+    return out
+
+
+@pytest.mark.realdata
+@pytest.mark.skipif(not JIT, reason="training on real data is too slow without the JIT")
+def test_beats_most_frequent_tag_baseline_on_en_ewt():
+    train_path, dev_path = UD / "en_ewt" / "train.conllu", UD / "en_ewt" / "dev.conllu"
+    if not (train_path.exists() and dev_path.exists()):
+        pytest.skip(f"{UD / 'en_ewt'} not found")
+    train = read_treebank(train_path)[:3000]
+    dev = read_treebank(dev_path)[:500]
+    tagger = Tagger().fit(train, epochs=4, seed=0)
+    ours = accuracy(dev, tagger.predict(dev))
+    baseline = accuracy(dev, most_frequent_tags(train, dev))
+    assert np.all(ours > baseline + 0.02), (ours, baseline)
+    assert ours[0] > 0.90
+
+
+def test_fits_tiny_corpus_exactly():
+    words = [("the", "DET", "DT", "Definite=Def"), ("dog", "NOUN", "NN", "Number=Sing"),
+             ("barks", "VERB", "VBZ", "Number=Sing|Person=3"), (".", "PUNCT", ".", "_")]
+    train = [make_sentence(words), make_sentence(words[:2] + words[3:])]
+    for params in ({}, {"xpos": "joint", "feats": "split"}):
+        tagger = Tagger(**params).fit(train, epochs=5)
+        predicted = tagger.predict(train)
+        for s, (upos, xpos, feats) in zip(train, predicted):
+            assert (upos, xpos, feats) == (s.upos, s.xpos, s.feats)
+
+
+def test_save_load_gives_identical_tags(sample, sample_tagger):
+    meta, arrays = sample_tagger.to_arrays()
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    buffer.seek(0)
+    with np.load(buffer, allow_pickle=False) as npz:
+        loaded = Tagger.from_arrays(json.loads(json.dumps(meta)), dict(npz))
+    dev = sample[1]
+    assert loaded.predict(dev) == sample_tagger.predict(dev)
+    for a, b in zip(loaded.layers_, sample_tagger.layers_):
+        assert np.array_equal(a.weights, b.weights)
+    with pytest.raises(ValueError, match="polyparse-tagger"):
+        Tagger.from_arrays(dict(meta, format_version=0), arrays)
+
+
+def test_fit_is_deterministic_given_seed(sample, sample_tagger):
+    again = Tagger(hash_bits=14).fit(sample[0], epochs=3, seed=0)
+    other = Tagger(hash_bits=14).fit(sample[0], epochs=3, seed=1)
+    for a, b, c in zip(sample_tagger.layers_, again.layers_, other.layers_):
+        assert np.array_equal(a.weights, b.weights) and np.array_equal(a.trans, b.trans)
+    assert any(not np.array_equal(a.weights, c.weights)
+               for a, c in zip(sample_tagger.layers_, other.layers_))
+    assert sample_tagger.history_ == again.history_
+
+
+def test_tag_returns_new_sentences_with_tags_in_fields_and_lines(sample, sample_tagger):
+    dev = sample[1][:20]
+    tagged = sample_tagger.tag(dev)
+    for s, t, (upos, xpos, feats) in zip(dev, tagged, sample_tagger.predict(dev)):
+        assert (t.upos, t.xpos, t.feats) == (upos, xpos, feats)
+        assert t.forms == s.forms and np.array_equal(t.heads, s.heads)
+        for i in range(1, len(s.forms)):
+            old = s.lines[s.word_lines[i]].split("\t")
+            new = t.lines[t.word_lines[i]].split("\t")
+            assert new[3:6] == [upos[i], xpos[i], feats[i]]
+            assert new[:3] + new[6:] == old[:3] + old[6:]
+        assert [line for line in t.lines if line.startswith("#")] == \
+            [line for line in s.lines if line.startswith("#")]
+    with pytest.raises(ValueError):
+        with_tags(dev[0], ("x",), ("x",), ("x",))
+
+
+def test_split_feats_are_in_ud_order(sample):
+    tagger = Tagger(feats="split", hash_bits=14).fit(sample[0][:100], epochs=2)
+    names = [layer.name for layer in tagger.layers_]
+    assert names[:2] == ["upos", "xpos"] and all(n.startswith("feats:") for n in names[2:])
+    for _, _, feats in tagger.predict(sample[1][:30]):
+        for value in feats[1:]:
+            if value != "_":
+                keys = [pair.split("=")[0] for pair in value.split("|")]
+                assert keys == sorted(keys, key=str.lower)
+
+
+def test_jackknife_tags_every_sentence_from_other_folds_only():
+    # Sentence i is the only one with the word "w{i}" and the tag "U{i}": a model that saw
+    # sentence i can tag it right, one that did not cannot (the tag is not in its tag set).
+    shared = [("the", "DET", "DT", "_"), ("cat", "NOUN", "NN", "Number=Sing")]
+    sentences = [make_sentence([(f"w{i}", f"U{i}", f"X{i}", f"F=v{i}")] + shared)
+                 for i in range(12)]
+    tagged = jackknife(sentences, k=4, epochs=2, seed=0)
+    assert len(tagged) == len(sentences)
+    for i, (s, t) in enumerate(zip(sentences, tagged)):
+        assert t.forms == s.forms and t is not s
+        assert t.upos[1] != f"U{i}" and t.upos[1].startswith("U")
+        assert t.xpos[1] != f"X{i}" and t.feats[1] != f"F=v{i}"
+        assert t.upos[2:] == ("DET", "NOUN")
+    with pytest.raises(ValueError):
+        jackknife(sentences, k=1)
+
+
+def test_bad_parameters_are_rejected(sample):
+    for params in ({"xpos": "both"}, {"feats": "none"}, {"hash_bits": 0},
+                   {"max_candidates": -1}):
+        with pytest.raises(ValueError):
+            Tagger(**params).fit(sample[0][:5])
+    with pytest.raises(ValueError):
+        Tagger().fit(sample[0][:5], epochs=0)
+    with pytest.raises(ValueError):
+        Tagger().fit([])
