@@ -1,0 +1,172 @@
+"""The exact decoder: ILP optimum == brute force over all trees, for every part type."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+from brute_force import all_trees
+from decoders import DECODERS, PartType
+from decoders.formulation import build_formulation
+from decoders.higher_order import build_parts
+from decoders.ilp import ILPDecoder, solve_highs
+from decoders.mst import round_to_tree
+from decoders.pulp_backend import solve_pulp
+from test_parts import CONFIGS, pruned_arcs, slow_from_heads
+
+pytestmark = pytest.mark.ilp
+
+
+@lru_cache(maxsize=None)
+def structures(n, order, consecutive, single_root):
+    """Parts and the ``(T, n_parts)`` structure vectors of every tree."""
+    parts = build_parts(n, order=order, consecutive_siblings=consecutive)
+    trees = all_trees(n, single_root)
+    return parts, trees, np.stack([parts.from_heads(h) for h in trees])
+
+
+def random_scores(parts, rng, higher_order_scale=1.0):
+    """N(0, 1) on every part, arcs included; the higher-order parts' scores scaled.
+
+    Random N(0, 1) scores on all-pairs siblings make very frustrated programs (HiGHS
+    needs seconds at n = 6); a smaller scale keeps the larger brute-force checks fast.
+    """
+    scores = rng.normal(size=len(parts))
+    scores[parts.block(PartType.ARC).stop:] *= higher_order_scale
+    return scores
+
+
+def assert_valid_tree(heads, n, single_root):
+    assert heads[0] == -1 and heads.shape == (n + 1,)
+    node = np.arange(n + 1)
+    for _ in range(n):
+        node = np.where(node > 0, heads[node], node)
+    assert np.all(node[1:] == 0)
+    if single_root:
+        assert np.sum(heads[1:] == 0) == 1
+
+
+@pytest.mark.parametrize("order,consecutive", CONFIGS)
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("flow", ["multi", "single"])
+def test_ilp_equals_brute_force(order, consecutive, single_root, flow):
+    rng = np.random.default_rng([CONFIGS.index((order, consecutive)), single_root,
+                                 flow == "single"])
+    decoder = ILPDecoder(single_root=single_root, flow=flow)
+    # n = 6 without single root has 16807 trees: brute force at n = 6 for single root only
+    sizes = ((3, 2, 1.0), (5, 2, 1.0)) + (((6, 1, 0.3),) if single_root else ())
+    for n, instances, scale in sizes:
+        parts, trees, Z = structures(n, order, consecutive, single_root)
+        for _ in range(instances):
+            scores = random_scores(parts, rng, scale)
+            values = Z @ scores
+            result = decoder.decode(parts, scores)
+            assert not result.stats["fallback"]
+            assert result.value == pytest.approx(values.max(), abs=1e-6)
+            # the returned tree is the argmax (unique with continuous random scores)
+            np.testing.assert_array_equal(result.heads, trees[np.argmax(values)])
+            np.testing.assert_array_equal(result.output, parts.from_heads(result.heads))
+
+
+@pytest.mark.parametrize("flow", ["multi", "single"])
+@pytest.mark.parametrize("consecutive", [False, True])
+def test_ilp_solution_indicators_match_definitions(flow, consecutive):
+    """On the solver's raw solution every part variable, the non-projective arcs and
+    valency included, equals its definition on the tree the arcs form."""
+    rng = np.random.default_rng(5)
+    for n in (6, 8):
+        for single_root in (True, False):
+            arcs = pruned_arcs(n, rng, heads_per_word=4)
+            parts = build_parts(n, arcs, order="full", consecutive_siblings=consecutive)
+            scores = random_scores(parts, rng)
+            # make non-projective arcs likely to be chosen
+            scores[parts.block(PartType.NONPROJ)] += 1.0
+            form = build_formulation(parts, scores, single_root=single_root, flow=flow)
+            x, optimal, _ = solve_highs(form)
+            assert optimal
+            heads = round_to_tree(parts, x[:form.n_parts], single_root)
+            assert_valid_tree(heads, n, single_root)
+            np.testing.assert_allclose(x[:form.n_parts], slow_from_heads(parts, heads),
+                                       atol=1e-6)
+            if flow == "multi":
+                # ancestry variables: p_hj = 1 iff h is a proper ancestor of j
+                anc = form.blocks["ancestry"]
+                assert np.all(np.minimum(x[anc], 1 - x[anc]) < 1e-6)
+
+
+def test_nonprojective_solutions_reached():
+    """A score favouring one non-projective arc makes the ILP pick it (the non-projective
+    constraints do not cut off non-projective trees)."""
+    n = 4
+    parts = build_parts(n, order="full")
+    # arcs 0 -> 2, 2 -> 1, 1 -> 3, 2 -> 4: only (1, 3) is non-projective (2 is not below 1)
+    target = np.array([-1, 2, 0, 1, 2])
+    scores = 2.0 * parts.from_heads(target) - 1.0
+    result = ILPDecoder(single_root=True).decode(parts, scores)
+    np.testing.assert_array_equal(result.heads, target)
+    block = parts.block(PartType.NONPROJ)
+    assert result.output[block].sum() == 1  # arc (1, 3) skips word 2
+
+
+@pytest.mark.parametrize("order,consecutive", [("2", False), ("full", True)])
+def test_cost_augmented_ilp_is_exact(order, consecutive):
+    rng = np.random.default_rng(6)
+    n, single_root = 5, True
+    parts, trees, Z = structures(n, order, consecutive, single_root)
+    decoder = DECODERS["ilp"](single_root=single_root)
+    for _ in range(3):
+        scores = random_scores(parts, rng)
+        gold = Z[rng.integers(len(Z))]
+        arcs = parts.block(PartType.ARC)
+        cost = np.abs(Z[:, arcs] - gold[arcs]).sum(axis=1)
+        slack = Z @ scores - gold @ scores + cost
+        result = decoder.decode_cost_augmented(parts, scores, gold)
+        assert result.loss == pytest.approx(slack.max(), abs=1e-6)
+        assert result.cost == pytest.approx(cost[np.argmax(slack)])
+
+
+@pytest.mark.parametrize("order,consecutive", [("2", False), ("full", True), ("full", False)])
+def test_pulp_cbc_equals_highs(order, consecutive):
+    rng = np.random.default_rng(7)
+    n = 5
+    parts = build_parts(n, pruned_arcs(n, rng, heads_per_word=3), order=order,
+                        consecutive_siblings=consecutive)
+    scores = random_scores(parts, rng)
+    highs = ILPDecoder(single_root=True).decode(parts, scores)
+    cbc = ILPDecoder(single_root=True, solver="CBC").decode(parts, scores)
+    assert not cbc.stats["fallback"] and cbc.stats["ilp_nodes"] is None
+    assert cbc.value == pytest.approx(highs.value, abs=1e-6)
+    np.testing.assert_array_equal(cbc.heads, highs.heads)
+    # and the LP relaxations agree too
+    form = build_formulation(parts, scores, single_root=True)
+    relaxed = solve_pulp(form, "CBC", relax=True)
+    lp = DECODERS["lp"](single_root=True).decode(parts, scores)
+    assert relaxed.optimal
+    assert form.c @ relaxed.x == pytest.approx(lp.value, abs=1e-6)
+
+
+def test_time_limit_falls_back_to_lp_rounding():
+    rng = np.random.default_rng(8)
+    n = 14
+    parts = build_parts(n, order="full")
+    scores = random_scores(parts, rng)
+    result = ILPDecoder(single_root=True, time_limit=0.05).decode(parts, scores)
+    assert result.stats["fallback"]
+    assert_valid_tree(result.heads, n, True)
+    np.testing.assert_array_equal(result.output, parts.from_heads(result.heads))
+    assert result.value == pytest.approx(scores @ result.output)
+    assert result.value >= result.stats["rounded_value"] - 1e-9
+    assert result.stats["lp_value"] >= result.value - 1e-6
+
+
+def test_no_tree_in_candidate_arcs_raises():
+    parts = build_parts(3, np.array([[0, 1], [2, 3], [3, 2]]), order="2")
+    with pytest.raises(ValueError):
+        ILPDecoder(single_root=False).decode(parts, np.zeros(len(parts)))
+
+
+def test_bad_flow_rejected():
+    with pytest.raises(ValueError):
+        ILPDecoder(flow="triple")
