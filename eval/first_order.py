@@ -12,33 +12,20 @@ then tr_imst train -> dev with MST and with Eisner. Writes ``OUT.json`` and ``OU
 
 from __future__ import annotations
 
-import os
-
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")   # one core, as the figures are stated
-
 import argparse
 import json
-import platform
 import resource
 import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from _common import RESULTS, UD, machine, single_thread
+
+single_thread()
 
 from corpora.conllu_io import read_treebank  # noqa: E402
 from parser.evaluate import attachment_scores  # noqa: E402
-from parser.inference import predict  # noqa: E402
 from parser.pipeline import Parser, TrainConfig  # noqa: E402
-
-UD = REPO.parent / "shared" / "ud"
-
-
-def machine() -> dict:
-    return {"python": platform.python_version(), "cpu": platform.processor() or platform.machine(),
-            "cores": os.cpu_count(), "system": platform.platform()}
 
 
 def parse_speed(parser: Parser, sentences) -> dict:
@@ -95,7 +82,7 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--lambda", dest="lambda_", type=float, default=None)
     ap.add_argument("--only", choices=["en_ewt", "tr_imst"], default=None)
-    ap.add_argument("--out", default=str(REPO / "eval" / "results" / "first_order"))
+    ap.add_argument("--out", default=str(RESULTS / "first_order"))
     args = ap.parse_args()
     if not UD.is_dir():
         sys.exit(f"{UD} not found: the benchmark reads the shared UD treebanks")

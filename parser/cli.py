@@ -38,8 +38,25 @@ def _add_train(sub) -> None:
     p.add_argument("--train", required=True, metavar="FILE", help="training treebank")
     p.add_argument("--dev", metavar="FILE", help="dev treebank: UAS/LAS after every epoch")
     p.add_argument("--model", required=True, metavar="OUT", help="model file to write (.npz)")
-    p.add_argument("--decoder", default="mst", help="decoder: mst (non-projective, default) "
-                   "or eisner (projective)")
+    p.add_argument("--decoder", default=None, help="decoder: mst (non-projective; default "
+                   "for --order 1), eisner (projective), ilp (exact; default for higher "
+                   "orders) or lp (LP relaxation + MST rounding)")
+    p.add_argument("--order", choices=["1", "2", "full"], default="1",
+                   help="parts scored: 1 = arcs; 2 = + grandparents and siblings; full = "
+                        "2 + valency and non-projective arcs (default 1)")
+    p.add_argument("--consecutive-siblings", action="store_true",
+                   help="consecutive sibling parts instead of all sibling pairs")
+    p.add_argument("--eta", default=None,
+                   help="ssg: probability of relaxed (LP) loss-augmented inference, a "
+                        "number in [0, 1] or 'sqrt' for eta_t = t^-1/2 (default 0: exact)")
+    p.add_argument("--solver", default=None, help="ILP solver: highs (default) or a pulp "
+                   "solver (CBC, GLPK, GUROBI, CPLEX)")
+    p.add_argument("--time-limit", type=float, default=None, metavar="S",
+                   help="ILP seconds per sentence; then LP+rounding is used and counted")
+    p.add_argument("--flow", choices=["multi", "single"], default=None,
+                   help="commodity flow of the ILP/LP (default multi: the tighter LP)")
+    p.add_argument("--max-heads", type=int, default=None,
+                   help="pruning: candidate heads kept per word (default 10)")
     p.add_argument("--trainer", default="ssg", help="trainer: ssg (stochastic subgradient, "
                    "Pegasos steps, averaged; default) or perceptron")
     p.add_argument("--epochs", type=int, default=10, help="passes over the data (default 10)")
@@ -64,12 +81,15 @@ def _train(args) -> None:
 
     train = read_treebank(args.train, fmt=args.format, require_tree=True)
     dev = read_treebank(args.dev, fmt=args.format, require_tree=True) if args.dev else None
-    features = {k: v for k, v in (("bits", args.bits), ("label_bits", args.label_bits))
-                if v is not None}
-    options = {"lambda_": args.lambda_} if args.lambda_ is not None else {}
-    config = TrainConfig(trainer=args.trainer, decoder=args.decoder,
-                         single_root=not args.multi_root, epochs=args.epochs, seed=args.seed,
-                         trainer_options=options, features=features)
+    config = TrainConfig(
+        trainer=args.trainer, decoder=args.decoder or ("mst" if args.order == "1" else "ilp"),
+        single_root=not args.multi_root, epochs=args.epochs, seed=args.seed,
+        trainer_options=_given(lambda_=args.lambda_, eta=_eta(args.eta)),
+        decoder_options=_given(solver=args.solver, time_limit=args.time_limit, flow=args.flow),
+        features=_given(bits=args.bits, label_bits=args.label_bits),
+        parts=dict(order=args.order, **_given(consecutive_siblings=args.consecutive_siblings
+                                              or None)),
+        pruner=_given(max_heads=args.max_heads))
     start = time.perf_counter()
     try:
         parser = Parser.train(train, config, dev, progress=sys.stderr.isatty())
@@ -78,6 +98,20 @@ def _train(args) -> None:
     parser.save(args.model)
     log.info("trained on %d sentences in %.1f s; model written to %s", len(train),
              time.perf_counter() - start, args.model)
+
+
+def _given(**options) -> dict:
+    """The options that were given on the command line."""
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def _eta(text: str | None) -> float | str | None:
+    if text is None or text == "sqrt":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise UsageError(f"--eta takes a number in [0, 1] or 'sqrt', not {text!r}") from None
 
 
 # -- parse ---------------------------------------------------------------------------
@@ -134,6 +168,54 @@ def _eval(args) -> None:
               f"{s['las_full']:8.2f} {s['label_acc']:7.2f}")
 
 
+# -- gap -----------------------------------------------------------------------------
+
+def _add_gap(sub) -> None:
+    p = sub.add_parser(
+        "gap", help="relaxation gap against runtime, sentence by sentence",
+        description="Decode every sentence with the LP relaxation + MST rounding and with "
+                    "the exact ILP under the model's scores. Writes one JSON line per "
+                    "sentence (sent_id, n, lp_value, ilp_value, rounded_value, gap, integral, "
+                    "fractional_arcs, time_build, time_lp, time_round, time_ilp, ilp_nodes, "
+                    "fallback, and the number of correct heads when the input has gold "
+                    "heads), then a summary by sentence length.")
+    p.add_argument("--model", required=True, metavar="M", help="model file (.npz)")
+    p.add_argument("--input", required=True, metavar="FILE", help="CoNLL-U sentences")
+    p.add_argument("--jsonl", metavar="OUT", help="JSON lines file (default: standard output; "
+                   "the summary then goes to standard error)")
+    p.add_argument("--plot", metavar="OUT.png", help="plots of ILP time against gap and of "
+                   "LP and ILP time against length (needs matplotlib)")
+    p.add_argument("--solver", default="highs", help="ILP solver (default highs)")
+    p.add_argument("--time-limit", type=float, default=None, metavar="S",
+                   help="ILP seconds per sentence")
+    p.add_argument("--flow", choices=["multi", "single"], default="multi")
+    p.set_defaults(run=_gap)
+
+
+def _gap(args) -> None:
+    from . import gap
+    from .pipeline import Parser, make_decoder
+
+    parser = Parser.load(args.model)
+    single_root = parser.config.single_root
+    lp = make_decoder("lp", single_root, flow=args.flow)
+    ilp = make_decoder("ilp", single_root, solver=args.solver, time_limit=args.time_limit,
+                       flow=args.flow)
+    records = []
+    with (atomic_write(args.jsonl) if args.jsonl else contextlib.nullcontext(sys.stdout)) as out:
+        for record in gap.measure(parser.model, read_conllu(args.input), lp, ilp):
+            records.append(record)
+            out.write(json.dumps(record) + "\n")
+            out.flush()
+    print(gap.format_summary(gap.summarize(records)),
+          file=sys.stdout if args.jsonl else sys.stderr)
+    if args.plot:
+        try:
+            gap.plot(records, args.plot)
+        except ImportError:
+            raise UsageError("--plot needs matplotlib: pip install 'polyparse[plot]'") from None
+
+
 # -- download ------------------------------------------------------------------------
 
 def _add_download(sub) -> None:
@@ -167,7 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
                                  "prediction (ILP decoding, LP relaxation + MST rounding).")
     ap.add_argument("-q", "--quiet", action="store_true", help="only errors on stderr")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_train, _add_parse, _add_eval, _add_download):
+    for add in (_add_train, _add_parse, _add_eval, _add_gap, _add_download):
         add(sub)
     return ap
 

@@ -17,7 +17,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from corpora.sentence import ROOT, Sentence
-from decoders import Parts, PartType, arc_parts
+from decoders import Parts, PartType
+from decoders.higher_order import build_parts
 from features.extractor import FeatureExtractor
 
 
@@ -67,10 +68,18 @@ class LinearModel:
         Dependency relation labels; label id ``i`` is ``labels[i]``.
     weights:
         Flat weight vector of length :attr:`dim` (zeros by default).
+    parts:
+        Keyword arguments of :func:`decoders.higher_order.build_parts` (``order``,
+        ``consecutive_siblings``, ``max_valency``): which part types the model scores.
+    pruner:
+        A :class:`parser.pruning.Pruner` giving the candidate arcs (all arcs if None).
     """
 
     def __init__(self, extractor: FeatureExtractor, labels: list[str],
-                 weights: np.ndarray | None = None) -> None:
+                 weights: np.ndarray | None = None, *, parts: dict | None = None,
+                 pruner=None) -> None:
+        self.part_options = dict(parts or {})
+        self.pruner = pruner
         self.extractor = extractor
         self.labels = list(labels)
         self._label_ids = {label: i for i, label in enumerate(self.labels)}
@@ -83,14 +92,26 @@ class LinearModel:
 
     # -- examples -----------------------------------------------------------------
 
-    def make_parts(self, sentence: Sentence) -> Parts:
-        """Candidate parts of ``sentence``: every arc (first-order model)."""
-        return arc_parts(len(sentence))
+    def candidate_arcs(self, sentence: Sentence, *, gold: bool = False) -> np.ndarray | None:
+        """The pruner's arcs (None: all arcs); with ``gold=True`` the gold arcs are
+        added, so that the gold tree is a feasible structure for training."""
+        if self.pruner is None:
+            return None
+        arcs = self.pruner.candidate_arcs(sentence)
+        if gold:
+            words = np.arange(1, len(sentence) + 1)
+            arcs = np.unique(np.concatenate([arcs, np.stack([sentence.heads[1:], words], 1)]),
+                             axis=0)
+        return arcs
 
-    def example(self, sentence: Sentence, *, gold: bool = False) -> Example:
-        """Prepare ``sentence``; with ``gold=True`` also its gold structure and labels."""
+    def example(self, sentence: Sentence, *, gold: bool = False,
+                arcs: np.ndarray | None = None) -> Example:
+        """Prepare ``sentence`` over ``arcs`` (default: :meth:`candidate_arcs`); with
+        ``gold=True`` also its gold structure and labels."""
         encoded = self.extractor.encode(sentence)
-        parts = self.make_parts(sentence)
+        if arcs is None:
+            arcs = self.candidate_arcs(sentence, gold=gold)
+        parts = build_parts(len(sentence), arcs, **self.part_options)
         part_features = self.extractor.part_features(encoded, parts)
         label_features = self.extractor.label_features(encoded, parts.arcs)
         example = Example(sentence, parts, part_features, label_features)

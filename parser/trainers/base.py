@@ -83,6 +83,10 @@ class OnlineTrainer(Trainer):
         """The objective reported per epoch (by default the mean slack)."""
         return mean_slack
 
+    def epoch_extra(self) -> dict:
+        """Trainer-specific figures of the epoch just finished (then reset)."""
+        return {}
+
     def fit(self, examples, model, decoder, *, dev=None):
         rng = np.random.default_rng(self.seed)
         weights = AveragedWeights(model.dim)
@@ -99,13 +103,14 @@ class OnlineTrainer(Trainer):
                 slack_sum += self.step(t, examples[i], model, decoder, weights)
             mean_slack = slack_sum / len(examples)
             stats = EpochStats(epoch, self.objective(mean_slack, weights), mean_slack,
-                               time.perf_counter() - start)
+                               time.perf_counter() - start, extra=self.epoch_extra())
             model.weights = weights.average()
             if dev is not None:
                 stats.dev = dev(model.weights)
             report.epochs.append(stats)
-            log.info("epoch %d: objective %.4f, mean slack %.4f, %.1f s%s", epoch,
+            log.info("epoch %d: objective %.4f, mean slack %.4f, %.1f s%s%s", epoch,
                      stats.objective, mean_slack, stats.seconds,
+                     "".join(f", {k} {v:.1f}%" for k, v in stats.extra.items()),
                      "".join(f", dev {k} {v:.2f}" for k, v in stats.dev.items()))
         return report
 

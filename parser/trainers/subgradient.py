@@ -70,9 +70,10 @@ class SubgradientTrainer(OnlineTrainer):
 
     def step(self, t, example, model, decoder, weights):
         eta_t = self.eta_at(t)
-        if eta_t > 0.0 and self._coin.random() < eta_t:
-            decoder = self.relaxed
-        constraint = find_constraint(model, example, decoder, weights.v, weights.scale)
+        relaxed = eta_t > 0.0 and self._coin.random() < eta_t
+        constraint = find_constraint(model, example, self.relaxed if relaxed else decoder,
+                                     weights.v, weights.scale)
+        self._counts += (1, relaxed, relaxed and not constraint.result.integral)
         alpha = 1.0 / (self.lambda_ * (t + self._t0))
         weights.shrink(1.0 - alpha * self.lambda_)
         weights.add(*constraint.delta, step=-alpha)
@@ -86,7 +87,16 @@ class SubgradientTrainer(OnlineTrainer):
         self._t0 = len(examples) if self.t0 is None else self.t0
         self._coin = np.random.default_rng(self.seed + 1)
         self._max_cost_sum = 0.0
+        self._counts = np.zeros(3)
         return super().fit(examples, model, decoder, dev=dev)
+
+    def epoch_extra(self):
+        """Share (%) of relaxed loss-augmented inferences, and of fractional solutions
+        among them."""
+        calls, relaxed, fractional = self._counts
+        self._counts = np.zeros(3)
+        return {"relaxed_share": 100.0 * relaxed / max(calls, 1),
+                "fractional_share": 100.0 * fractional / max(relaxed, 1)}
 
     def objective(self, mean_slack, weights):
         """``(lambda/2)||w||^2 + mean slack``, the slacks taken online during the epoch."""

@@ -1,0 +1,64 @@
+"""Helpers shared by the benchmark scripts: the shared UD folder, the machine, splits,
+and writing a result table as JSON and Markdown."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+UD = REPO.parent / "shared" / "ud"
+RESULTS = REPO / "eval" / "results"
+
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+
+def single_thread() -> None:
+    """One core for BLAS and numba, as the figures are stated per core."""
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                "NUMBA_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+
+
+def machine() -> dict:
+    return {"python": platform.python_version(), "machine": platform.machine(),
+            "cores": os.cpu_count(), "system": platform.platform()}
+
+
+def treebank(name: str, held_out: float = 0.2):
+    """``(train, dev)`` sentences of a shared treebank; where it has no dev split, the
+    last ``held_out`` share of train."""
+    from corpora.conllu_io import read_treebank
+
+    folder = UD / name
+    if not folder.is_dir():
+        sys.exit(f"{folder} not found: the benchmarks read the shared UD treebanks")
+    train = read_treebank(folder / "train.conllu")
+    if (folder / "dev.conllu").exists():
+        return train, read_treebank(folder / "dev.conllu")
+    cut = int(len(train) * (1 - held_out))
+    return train[:cut], train[cut:]
+
+
+def write_table(out: Path, title: str, rows: list[dict], columns: list[tuple[str, str]],
+                notes: str = "") -> None:
+    """``out.json`` (all fields) and ``out.md`` (the chosen ``(key, header)`` columns)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps({"machine": machine(), "rows": rows},
+                                                   indent=2, default=float))
+    lines = [f"# {title}", "", f"Machine: {machine()}", ""]
+    if notes:
+        lines += [notes, ""]
+    lines.append("| " + " | ".join(h for _, h in columns) + " |")
+    lines.append("|" + "---|" * len(columns))
+    for row in rows:
+        cells = []
+        for key, _ in columns:
+            value = row.get(key, "")
+            cells.append(f"{value:.2f}" if isinstance(value, float) else str(value))
+        lines.append("| " + " | ".join(cells) + " |")
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n")

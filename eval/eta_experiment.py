@@ -1,0 +1,95 @@
+"""Issue 3 / ICML 2009 experiment 2: what eta (the share of relaxed loss-augmented
+inference in SSG-eta training) does to the relaxation at test time.
+
+One command::
+
+    python eval/eta_experiment.py [--epochs 3] [--order 2] [--max-train N]
+
+On ``../shared/ud/sl_ssj`` (Slovene, as in the paper; the last 20% of train held out
+as dev), reduced feature set, eta in {0, 0.25, 0.5, 0.75, 1} with equal training
+budgets (same epochs, same sentences, same seed). For each eta: share of fractional LP
+solutions on dev, mean relaxation gap, mean ILP and LP time, UAS with the ILP and with
+LP+rounding. Writes ``eval/results/eta_experiment.{json,md,png}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from _common import RESULTS, single_thread, treebank, write_table
+
+single_thread()
+
+from parser import gap  # noqa: E402
+from parser.pipeline import Parser, TrainConfig, make_decoder  # noqa: E402
+
+ETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--order", choices=["2", "full"], default="2")
+    ap.add_argument("--max-train", type=int, default=None, help="first N training sentences")
+    ap.add_argument("--max-dev", type=int, default=None, help="first N dev sentences")
+    ap.add_argument("--max-heads", type=int, default=5)
+    ap.add_argument("--out", default=str(RESULTS / "eta_experiment"))
+    args = ap.parse_args()
+    train, dev = treebank("sl_ssj")
+    train, dev = train[:args.max_train], dev[:args.max_dev]
+    rows = []
+    for eta in ETAS:
+        config = TrainConfig(decoder="ilp", epochs=args.epochs, features={"templates": "reduced"},
+                             parts={"order": args.order}, trainer_options={"eta": eta},
+                             pruner={"max_heads": args.max_heads})
+        start = time.perf_counter()
+        parser = Parser.train(train, config)
+        train_seconds = time.perf_counter() - start
+        lp = make_decoder("lp", True)
+        ilp = make_decoder("ilp", True)
+        records = list(gap.measure(parser.model, dev, lp, ilp))
+        overall = gap.summarize(records)[-1]
+        rows.append({"eta": eta, "train_seconds": train_seconds,
+                     "fractional_share": 100.0 - overall["integral"],
+                     "mean_gap": overall["mean_gap"],
+                     "time_ilp_mean": overall["time_ilp_mean"],
+                     "time_lp_mean": overall["time_lp_mean"],
+                     "uas_ilp": overall["uas_ilp"], "uas_lp": overall["uas_lp"],
+                     "fallbacks": overall["fallbacks"],
+                     "train_relaxed_share": parser.report.epochs[-1].extra.get("relaxed_share"),
+                     "train_fractional_share":
+                         parser.report.epochs[-1].extra.get("fractional_share")})
+        print(rows[-1], flush=True)
+    write_table(Path(args.out), "SSG-eta on sl_ssj (ICML 2009, experiment 2)", rows,
+                [("eta", "eta"), ("fractional_share", "% fractional LP (dev)"),
+                 ("mean_gap", "mean gap"), ("time_ilp_mean", "ILP s"),
+                 ("time_lp_mean", "LP s"), ("uas_ilp", "UAS ILP"), ("uas_lp", "UAS LP+round"),
+                 ("train_seconds", "train s")],
+                notes=f"order {args.order}, reduced features, {args.epochs} epochs, "
+                      f"{len(train)} train / {len(dev)} dev sentences, pruned to "
+                      f"{args.max_heads} heads per word; UAS over all words.")
+    plot(rows, Path(args.out).with_suffix(".png"))
+
+
+def plot(rows, path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    etas = [r["eta"] for r in rows]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
+    a.plot(etas, [r["fractional_share"] for r in rows], "o-")
+    a.set(xlabel="eta", ylabel="% fractional LP solutions on dev")
+    b.plot(etas, [r["time_ilp_mean"] for r in rows], "o-", label="ILP")
+    b.plot(etas, [r["time_lp_mean"] for r in rows], "s-", label="LP")
+    b.set(xlabel="eta", ylabel="mean time per sentence (s)")
+    b.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    main()

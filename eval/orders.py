@@ -1,0 +1,74 @@
+"""Issue 3 / ICML 2009 experiment 1: model order x decoder on several treebanks.
+
+One command::
+
+    python eval/orders.py [--epochs 3] [--treebanks en_ewt tr_imst sl_ssj da_ddt]
+                          [--max-train N] [--max-dev N]
+
+For each treebank and order (1, 2, full) one model is trained (SSG-eta with eta = 1,
+i.e. LP-relaxed loss-augmented inference, pruned to --max-heads heads per word) and
+evaluated with the exact ILP and with LP + MST rounding: UAS, LAS (all words),
+tokens/s (one core) and training time. Writes ``eval/results/orders.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from _common import RESULTS, single_thread, treebank, write_table
+
+single_thread()
+
+from parser.evaluate import attachment_scores  # noqa: E402
+from parser.pipeline import Parser, TrainConfig, make_decoder  # noqa: E402
+
+
+def evaluate(parser: Parser, dev, decoder: str) -> dict:
+    parser.decoder = make_decoder(decoder, parser.config.single_root)
+    start = time.perf_counter()
+    parsed = list(parser.parse(dev))
+    seconds = time.perf_counter() - start
+    scores = attachment_scores(dev, parsed).all_words
+    return {"uas": scores["uas"], "las": scores["las"],
+            "tokens_per_s": sum(len(s) for s in dev) / seconds}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--treebanks", nargs="+", default=["en_ewt", "tr_imst", "sl_ssj", "da_ddt"])
+    ap.add_argument("--orders", nargs="+", default=["1", "2", "full"])
+    ap.add_argument("--max-train", type=int, default=None)
+    ap.add_argument("--max-dev", type=int, default=None)
+    ap.add_argument("--max-heads", type=int, default=5)
+    ap.add_argument("--out", default=str(RESULTS / "orders"))
+    args = ap.parse_args()
+    rows = []
+    for name in args.treebanks:
+        train, dev = treebank(name)
+        train, dev = train[:args.max_train], dev[:args.max_dev]
+        for order in args.orders:
+            config = TrainConfig(decoder="ilp", epochs=args.epochs, parts={"order": order},
+                                 trainer_options={"eta": 1.0}, prune=True,
+                                 pruner={"max_heads": args.max_heads})
+            start = time.perf_counter()
+            parser = Parser.train(train, config)
+            train_seconds = time.perf_counter() - start
+            for decoder in ("ilp", "lp"):
+                rows.append({"treebank": name, "order": order, "decoder": decoder,
+                             "train_minutes": train_seconds / 60,
+                             "train_sentences": len(train), "dev_sentences": len(dev),
+                             **evaluate(parser, dev, decoder)})
+                print(rows[-1], flush=True)
+    write_table(Path(args.out), "Model order x decoder (ICML 2009, experiment 1)", rows,
+                [("treebank", "treebank"), ("order", "order"), ("decoder", "decoder"),
+                 ("uas", "UAS"), ("las", "LAS"), ("tokens_per_s", "tokens/s"),
+                 ("train_minutes", "train min"), ("train_sentences", "train sents")],
+                notes=f"SSG-eta (eta = 1), {args.epochs} epochs, pruned to {args.max_heads} "
+                      "heads per word; scores over all words, gold tags.")
+
+
+if __name__ == "__main__":
+    main()

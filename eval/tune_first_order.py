@@ -1,0 +1,283 @@
+"""Issue 2 tuning: feature templates and trainer settings of the arc-factored parser.
+
+One command reruns the table::
+
+    python eval/tune_first_order.py                 # every experiment of EXPERIMENTS
+    python eval/tune_first_order.py --only turbo    # the experiments whose name has "turbo"
+
+Each experiment trains on ``../shared/ud/en_ewt`` train (gold UPOS/XPOS, single root,
+MST) with one arc/label template table and one trainer setting, evaluates the FULL dev
+set after every epoch (UAS, LAS over all words; LAS-full compares the full label), and
+measures training seconds per epoch (dev evaluation excluded) and parsing speed on one
+core. Every finished experiment is appended to ``OUT.jsonl`` (so that two experiments
+can run in two processes) and ``OUT.md`` is rewritten from all rows of ``OUT.jsonl``.
+
+Template tables other than the committed ones (:mod:`features.templates`) are swapped in
+for the run only; a model trained under them is not loadable with the committed code.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")   # one core, as the figures are stated
+
+import argparse
+import contextlib
+import json
+import logging
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "eval"))
+
+import features.extractor  # noqa: E402
+from corpora.conllu_io import read_treebank  # noqa: E402
+from decoders.parts import PartType  # noqa: E402
+from features import templates as T  # noqa: E402
+from first_order import machine, parse_speed  # noqa: E402
+from parser.evaluate import attachment_scores  # noqa: E402
+from parser.pipeline import Parser, TrainConfig  # noqa: E402
+
+EN_EWT = REPO.parent / "shared" / "ud" / "en_ewt"
+
+
+# -- template tables tried ------------------------------------------------------------
+
+def mcdonald_arc() -> list[str]:
+    """The first table (McDonald et al. 2005, Table 1, plus MSTParser's extras); every
+    template emitted plain and conjoined with direction and binned distance."""
+    return T._unique(["bias"]
+                     + [s for w, t in (("form", "upos"), ("form", "xpos"), ("lemma", "upos"),
+                                       ("prefix", "upos")) for s in _head_modifier(w, t)]
+                     + _mst_context("upos") + _mst_context("xpos")
+                     + ["h.suffix h.upos", "m.suffix m.upos", "h.shape", "m.shape"])
+
+
+def _head_modifier(w: str, t: str) -> list[str]:
+    return [f"h.{w} h.{t}", f"h.{w}", f"h.{t}", f"m.{w} m.{t}", f"m.{w}", f"m.{t}",
+            f"h.{w} h.{t} m.{w} m.{t}", f"h.{t} m.{w} m.{t}", f"h.{w} m.{w} m.{t}",
+            f"h.{w} h.{t} m.{t}", f"h.{w} h.{t} m.{w}", f"h.{w} m.{w}", f"h.{t} m.{t}",
+            f"h.{w} m.{t}", f"h.{t} m.{w}"]
+
+
+def _mst_context(t: str) -> list[str]:
+    return [f"h.{t} b.{t} m.{t}",
+            f"h.{t} h+1.{t} m-1.{t} m.{t}", f"h-1.{t} h.{t} m-1.{t} m.{t}",
+            f"h.{t} h+1.{t} m.{t} m+1.{t}", f"h-1.{t} h.{t} m.{t} m+1.{t}",
+            f"h-1.{t} h.{t} m.{t}", f"h.{t} h+1.{t} m.{t}",
+            f"h.{t} m-1.{t} m.{t}", f"h.{t} m.{t} m+1.{t}"]
+
+
+MCDONALD_LABEL = (
+    "bias",
+    "h.form", "h.lemma", "h.upos", "h.xpos", "m.form", "m.lemma", "m.upos", "m.xpos",
+    "m.prefix", "m.suffix", "m.shape", "m.suffix m.upos",
+    "h.upos m.upos", "h.xpos m.xpos", "h.lemma m.lemma", "h.upos m.form",
+    "h.form m.upos", "h.upos m.lemma", "h.lemma m.upos",
+    "arc.dir", "arc.dir arc.dist", "arc.dir m.upos", "arc.dir m.lemma",
+    "arc.dir h.upos m.upos", "arc.dir arc.dist m.upos", "arc.dir arc.dist h.upos m.upos",
+    "m-1.upos m.upos", "m.upos m+1.upos", "m-1.upos m.upos m+1.upos",
+    "h.upos m-1.upos m.upos", "h.upos m.upos m+1.upos",
+    "h-1.upos h.upos", "h.upos h+1.upos",
+)
+
+
+LABEL_EXTRA = (
+    "m.form arc.dir", "h.form arc.dir", "h.upos m.form arc.dir", "h.lemma m.lemma arc.dir",
+    "h.xpos m.xpos arc.dir", "h.lemma m.upos arc.dir", "h.upos m.suffix arc.dir",
+    "m-1.form", "m+1.form", "m-1.form m.upos", "m.upos m+1.form",
+    "m-2.upos m-1.upos m.upos", "m.upos m+1.upos m+2.upos",
+    "h-1.upos h.upos m.upos", "h.upos h+1.upos m.upos",
+    "arc.dir arc.len m.upos", "arc.dir arc.dist m.xpos",
+    "b.upos arc.dir", "h.upos m.upos b.upos", "b.upos arc.bcount arc.dir",
+)
+"""Label templates tried on top of the first table: the modifier's word with the head's
+tag and the direction, lemma and XPOS pairs, the modifier's neighbouring words and a
+wider tag context, h's neighbours with m's tag, exact distance, in-between tags."""
+
+
+LABEL_EXTRA3 = (
+    "h.form m.form arc.dir", "h.xpos m.form arc.dir", "h.form m.xpos arc.dir",
+    "m-1.upos m.form", "m.form m+1.upos", "h-1.form h.upos", "h.upos h+1.form",
+    "h.upos m.upos m-1.upos m+1.upos arc.dir", "h.upos m.upos arc.len arc.dir",
+    "h.suffix h.upos", "m.shape m.upos arc.dir", "h.upos m.upos b.upos arc.bcount arc.dir",
+    "h.form h.upos m.form m.upos arc.dir",
+)
+"""More label templates: bilexical pairs, word-tag pairs with XPOS, neighbours' words
+next to the other tag, tag 4-grams, exact distance with the tag pair, counted
+in-between tags with the tag pair."""
+
+
+def with_dir(specs) -> list[str]:
+    return ["arc.dir" if s == "bias" else f"{s} arc.dir" for s in specs]
+
+
+def _token(a: str) -> list[str]:
+    """TurboParser's token features of the word at ``a`` (an anchor and offset)."""
+    return [f"{a}.upos", f"{a}.xpos", f"{a}.form", f"{a}.lemma", f"{a}.form {a}.upos"]
+
+
+def turbo_arc(t: str = "upos") -> list[str]:
+    """After TurboParser's ``AddWordPairFeatures`` (large set, no morphology): token
+    features of h, m and their +-1, +-2 neighbours, tag n-grams around h and m, the
+    dependency (pair) features, the tag-context 3-, 4- and 6-grams, distance, and
+    in-between tags with counts; ``t`` is the tag of the pair and context features."""
+    specs = ["bias"] + _token("h") + _token("m")
+    for a in ("h-1", "h+1", "m-1", "m+1", "h-2", "h+2", "m-2", "m+2"):
+        specs += _token(a)
+    for a in ("h", "m"):
+        specs += [f"{a}.{t} {a}-1.{t}", f"{a}.{t} {a}-1.{t} {a}-2.{t}",
+                  f"{a}.{t} {a}+1.{t}", f"{a}.{t} {a}+1.{t} {a}+2.{t}"]
+    specs += [f"h.{t} m.{t}", "h.form m.form", f"h.{t} m.form", f"h.{t} m.form m.{t}",
+              f"h.form m.{t}", f"h.form h.{t} m.{t}", f"h.form h.{t} m.form m.{t}"]
+    hm = f"h.{t} m.{t}"
+    specs += [f"{hm} h-1.{t}", f"{hm} h+1.{t}", f"{hm} m-1.{t}", f"{hm} m+1.{t}",
+              f"{hm} h-1.{t} m-1.{t}", f"{hm} h+1.{t} m+1.{t}", f"{hm} h-1.{t} m+1.{t}",
+              f"{hm} h+1.{t} m-1.{t}", f"{hm} h-1.{t} h+1.{t} m-1.{t} m+1.{t}"]
+    specs += ["arc.len", f"h.{t} arc.dist", f"m.{t} arc.dist", f"{hm} arc.dist"]
+    specs += [f"b.{t} arc.bcount", f"{hm} b.{t} arc.bcount"]
+    specs += [f"{hm} b.{t}", f"h.form m.form b.{t}", f"h.form m.{t} b.{t}", f"h.{t} m.form b.{t}"]
+    return T._unique(specs)
+
+
+@dataclass
+class Tables:
+    """An arc and a label table (``None``: the committed one)."""
+
+    arc: tuple[str, ...] | None = None
+    arc_conjoin: bool = True
+    label: tuple[str, ...] | None = None
+
+
+TABLES: dict[str, Tables] = {
+    "mcdonald": Tables(tuple(mcdonald_arc()), True, MCDONALD_LABEL),
+    "committed": Tables(),
+    "turbo": Tables(tuple(with_dir(turbo_arc())), False, MCDONALD_LABEL),
+    "turbo-conj": Tables(tuple(turbo_arc()), True, MCDONALD_LABEL),
+    "turbo-label2": Tables(tuple(with_dir(turbo_arc())), False, MCDONALD_LABEL + LABEL_EXTRA),
+    "turbo-conj-label2": Tables(tuple(turbo_arc()), True, MCDONALD_LABEL + LABEL_EXTRA),
+    "turbo-label3": Tables(tuple(with_dir(turbo_arc())), False,
+                           MCDONALD_LABEL + LABEL_EXTRA + LABEL_EXTRA3),
+}
+
+
+@contextlib.contextmanager
+def use_tables(tables: Tables):
+    """Swap the ARC and LABEL tables of the feature extractor for the duration."""
+    old_arc, old_label = T.PART_TEMPLATES[PartType.ARC], features.extractor.LABEL_TEMPLATES
+    if tables.arc is not None:
+        T.PART_TEMPLATES[PartType.ARC] = T.PartTemplates(
+            name="arc", full=tuple(tables.arc), reduced=(), conjoin=tables.arc_conjoin)
+    if tables.label is not None:
+        features.extractor.LABEL_TEMPLATES = T.PartTemplates(
+            name="label", full=tuple(tables.label), reduced=(), conjoin=False)
+    try:
+        yield
+    finally:
+        T.PART_TEMPLATES[PartType.ARC] = old_arc
+        features.extractor.LABEL_TEMPLATES = old_label
+
+
+# -- experiments ------------------------------------------------------------------------
+
+@dataclass
+class Experiment:
+    name: str
+    tables: str
+    trainer: str = "perceptron"
+    epochs: int = 10
+    options: dict = field(default_factory=dict)
+    features: dict = field(default_factory=dict)
+
+
+EXPERIMENTS = [
+    Experiment("mcdonald-perceptron-e2", "mcdonald", epochs=2),
+    Experiment("turbo-perceptron-e2", "turbo", epochs=2),
+    Experiment("turbo-conj-perceptron-e2", "turbo-conj", epochs=2),
+    Experiment("turbo-label2-perceptron-e2", "turbo-label2", epochs=2),
+    Experiment("turbo-conj-label2-perceptron-e2", "turbo-conj-label2", epochs=2),
+    Experiment("turbo-label3-perceptron-e2", "turbo-label3", epochs=2),
+]
+
+
+def run(exp: Experiment, train, dev, speed: bool) -> dict:
+    config = TrainConfig(trainer=exp.trainer, decoder="mst", single_root=True,
+                         epochs=exp.epochs, trainer_options=dict(exp.options),
+                         features=dict(exp.features))
+    with use_tables(TABLES[exp.tables]):
+        start = time.perf_counter()
+        parser = Parser.train(train, config, dev, progress=sys.stderr.isatty())
+        train_seconds = time.perf_counter() - start
+        scores = attachment_scores(dev, parser.parse(dev)).to_json()
+        example = parser.model.example(dev[0])
+        per_arc = example.part_features.nnz / example.part_features.shape[0]
+        label_per_arc = example.label_features.nnz / example.label_features.shape[0]
+        row = {"experiment": exp.name, "tables": exp.tables, "trainer": exp.trainer,
+               "epochs": exp.epochs, "options": exp.options, "features": exp.features,
+               "train_sentences": len(train), "dev_sentences": len(dev),
+               "train_seconds": train_seconds,
+               "epoch_seconds": [e.seconds for e in parser.report.epochs],
+               "curve": [e.dev for e in parser.report.epochs],
+               "dev": scores, "arc_features_per_arc_dev0": per_arc,
+               "label_features_per_arc_dev0": label_per_arc,
+               "load_average": os.getloadavg()}
+        if speed:
+            row["speed"] = parse_speed(parser, dev)
+    return row
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = ["| experiment | trainer | options | epochs | UAS | LAS | LAS-full | best UAS (epoch) "
+             "| s/epoch | tokens/s | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        a = r["dev"]["all_words"]
+        curve = [c["uas"] for c in r["curve"]]
+        best = max(range(len(curve)), key=curve.__getitem__)
+        speed = f"{r['speed']['tokens_per_s']:.0f}" if "speed" in r else ""
+        opts = ", ".join(f"{k}={v}" for k, v in {**r["options"], **r["features"]}.items())
+        lines.append(f"| {r['experiment']} | {r['trainer']} | {opts} | {r['epochs']} | "
+                     f"{a['uas']:.2f} | {a['las']:.2f} | {a['las_full']:.2f} | "
+                     f"{curve[best]:.2f} ({best + 1}) | "
+                     f"{sum(r['epoch_seconds']) / len(r['epoch_seconds']):.0f} | {speed} | "
+                     f"{r['load_average'][0]:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", default="", help="run the experiments whose name contains this")
+    ap.add_argument("--train-limit", type=int, default=None, help="first N train sentences")
+    ap.add_argument("--no-speed", action="store_true", help="skip the parse-speed measurement")
+    ap.add_argument("--out", default=str(REPO / "eval" / "results" / "tune_first_order"))
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    train = read_treebank(EN_EWT / "train.conllu")[:args.train_limit]
+    dev = read_treebank(EN_EWT / "dev.conllu")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for exp in EXPERIMENTS:
+        if args.only not in exp.name:
+            continue
+        row = run(exp, train, dev, speed=not args.no_speed)
+        row["machine"] = machine()
+        with out.with_suffix(".jsonl").open("a") as f:
+            f.write(json.dumps(row) + "\n")
+        rows = [json.loads(line) for line in out.with_suffix(".jsonl").read_text().splitlines()]
+        out.with_suffix(".md").write_text(
+            "# Arc-factored parser: templates and trainers (issue 2)\n\n"
+            "en_ewt train -> full dev, gold UPOS/XPOS, MST single root. UAS/LAS over all "
+            "words after the last epoch (LAS: universal labels; LAS-full: full labels). "
+            "s/epoch: training only; tokens/s: parsing on one core; load: 1-min load "
+            "average of the shared machine when the run ended.\n\n" + markdown(rows))
+        print(markdown([row]), flush=True)
+
+
+if __name__ == "__main__":
+    main()

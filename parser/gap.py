@@ -1,0 +1,117 @@
+"""Relaxation gap against runtime (Martins, Smith, Xing, ICML 2009, experiment 2;
+``docs/algorithms.md`` section 3).
+
+Every sentence is decoded twice under the model's scores: by the LP relaxation plus
+MST rounding, and exactly by the ILP. One record per sentence says what the relaxation
+cost (the gap ``lp_value - ilp_value``, fractional arcs) and saved (time).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from corpora.sentence import Sentence
+from decoders import Decoder
+
+from .model import LinearModel
+
+LENGTH_BINS = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 10 ** 9))
+
+
+def measure(model: LinearModel, sentences: Iterable[Sentence], lp: Decoder,
+            ilp: Decoder) -> Iterator[dict]:
+    """One record per sentence (keys as in ``polyparse gap --help``)."""
+    for index, sentence in enumerate(sentences, 1):
+        if len(sentence) == 0:
+            continue
+        start = time.perf_counter()
+        example = model.example(sentence)
+        scores = model.scores(example).parts
+        time_features = time.perf_counter() - start
+        relaxed = lp.decode(example.parts, scores)
+        exact = ilp.decode(example.parts, scores)
+        record = {
+            "sent_id": sentence.sent_id or str(index), "n": len(sentence),
+            "lp_value": relaxed.value, "ilp_value": exact.value,
+            "rounded_value": relaxed.stats["rounded_value"],
+            "gap": relaxed.value - exact.value,
+            "integral": bool(relaxed.stats["integral"]),
+            "fractional_arcs": int(relaxed.stats["fractional_arcs"]),
+            "time_features": time_features,
+            "time_build": relaxed.stats["time_build"], "time_lp": relaxed.stats["time_lp"],
+            "time_round": relaxed.stats["time_round"], "time_ilp": exact.stats["time_ilp"],
+            "ilp_nodes": exact.stats["ilp_nodes"], "fallback": bool(exact.stats["fallback"]),
+        }
+        if sentence.has_tree():
+            gold = sentence.heads[1:]
+            record["correct_ilp"] = int(np.sum(exact.heads[1:] == gold))
+            record["correct_lp"] = int(np.sum(relaxed.heads[1:] == gold))
+        yield record
+
+
+def summarize(records: list[dict]) -> list[dict]:
+    """Per length bin (and overall): share integral, mean gap, mean and 90th-percentile
+    LP and ILP times, UAS with the ILP and with LP+rounding."""
+    rows = []
+    bins = [(f"{lo}-{hi}" if hi < 10 ** 9 else f"{lo}+", lo, hi) for lo, hi in LENGTH_BINS]
+    for name, lo, hi in bins + [("all", 1, 10 ** 9)]:
+        group = [r for r in records if lo <= r["n"] <= hi]
+        if not group:
+            continue
+        words = sum(r["n"] for r in group)
+        row = {"length": name, "sentences": len(group),
+               "integral": 100.0 * np.mean([r["integral"] for r in group]),
+               "mean_gap": float(np.mean([r["gap"] for r in group])),
+               "fallbacks": sum(r["fallback"] for r in group)}
+        for key in ("time_lp", "time_ilp"):
+            values = [r[key] for r in group]
+            row[f"{key}_mean"] = float(np.mean(values))
+            row[f"{key}_p90"] = float(np.percentile(values, 90))
+        if all("correct_ilp" in r for r in group):
+            row["uas_ilp"] = 100.0 * sum(r["correct_ilp"] for r in group) / words
+            row["uas_lp"] = 100.0 * sum(r["correct_lp"] for r in group) / words
+        rows.append(row)
+    return rows
+
+
+def format_summary(rows: list[dict]) -> str:
+    header = (f"{'length':>8} {'sents':>6} {'integral%':>9} {'mean gap':>9} {'LP s':>8} "
+              f"{'LP p90':>8} {'ILP s':>8} {'ILP p90':>8} {'UAS ILP':>8} {'UAS LP':>8}")
+    lines = [header]
+    for r in rows:
+        uas = (f"{r['uas_ilp']:8.2f} {r['uas_lp']:8.2f}" if "uas_ilp" in r
+               else f"{'-':>8} {'-':>8}")
+        lines.append(f"{r['length']:>8} {r['sentences']:6d} {r['integral']:9.1f} "
+                     f"{r['mean_gap']:9.4f} {r['time_lp_mean']:8.4f} {r['time_lp_p90']:8.4f} "
+                     f"{r['time_ilp_mean']:8.4f} {r['time_ilp_p90']:8.4f} {uas}")
+    return "\n".join(lines)
+
+
+def plot(records: list[dict], path: str) -> None:
+    """ILP time against gap, and LP and ILP time against length, side by side."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from corpora.files import atomic_write
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    gap = [max(r["gap"], 1e-9) for r in records]
+    left.scatter(gap, [r["time_ilp"] for r in records], s=8, alpha=0.6)
+    left.set(xscale="log", yscale="log", xlabel="relaxation gap (LP - ILP value)",
+             ylabel="ILP time (s)", title="ILP time vs relaxation gap")
+    n = [r["n"] for r in records]
+    right.scatter(n, [r["time_ilp"] for r in records], s=8, alpha=0.6, label="ILP")
+    right.scatter(n, [r["time_lp"] + r["time_round"] for r in records], s=8, alpha=0.6,
+                  label="LP + rounding")
+    right.set(yscale="log", xlabel="sentence length", ylabel="time (s)",
+              title="decoding time vs length")
+    right.legend()
+    fig.tight_layout()
+    with atomic_write(path, mode="wb", encoding=None) as out:
+        fig.savefig(out, format="png", dpi=110)
+    plt.close(fig)

@@ -1,0 +1,71 @@
+"""Arc pruning by an arc-factored model (``docs/algorithms.md`` section 6).
+
+Higher-order decoding over all ``n^2`` arcs is wasteful (section 8: the second-order LP
+takes minutes at n = 30). An arc-factored model, trained first and stored inside the
+parser's model, keeps for every word the candidate heads whose marginal under the
+edge-factored distribution ``p(tree) ∝ exp(score / temperature)`` (matrix-tree theorem,
+Koo et al. 2007) is above a threshold, at most ``max_heads`` of them, always including
+its best tree (so the candidates contain a tree). The same pruning is applied in
+training and parsing; :meth:`Pruner.oracle` reports how often the gold head survives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import numpy as np
+
+from corpora.sentence import Sentence
+from decoders.matrix_tree import prune_arcs
+
+from .model import LinearModel
+
+
+@dataclass
+class Pruner:
+    """Candidate arcs from an arc-factored ``model``.
+
+    ``temperature`` divides the model's scores before the marginals are taken:
+    max-margin scores are not log-probabilities, so :meth:`calibrate` picks it.
+    """
+
+    model: LinearModel
+    single_root: bool = True
+    threshold: float = 1e-4
+    max_heads: int = 10
+    temperature: float = 1.0
+
+    def candidate_arcs(self, sentence: Sentence) -> np.ndarray:
+        """``int64 (k, 2)`` kept arcs ``(h, m)`` of ``sentence``."""
+        example = self.model.example(sentence)
+        scores = self.model.scores(example).parts
+        S = example.parts.arc_matrix(scores / self.temperature)
+        return prune_arcs(S, self.single_root, threshold=self.threshold,
+                          max_heads=self.max_heads)
+
+    def oracle(self, sentences: Iterable[Sentence]) -> dict:
+        """Share of gold heads kept (the oracle UAS after pruning) and arcs per word."""
+        kept = words = arcs = 0
+        for sentence in sentences:
+            cand = self.candidate_arcs(sentence)
+            kept += int(np.sum(sentence.heads[cand[:, 1]] == cand[:, 0]))
+            words += len(sentence)
+            arcs += len(cand)
+        return {"oracle_uas": 100.0 * kept / max(words, 1),
+                "arcs_per_word": arcs / max(words, 1)}
+
+    def calibrate(self, sentences: list[Sentence], target: float = 99.5,
+                  temperatures: tuple[float, ...] = (1, 2, 4, 8, 16, 32, 64, 128)) -> dict:
+        """Set the smallest temperature whose oracle on ``sentences`` reaches ``target``
+        (percent of gold heads kept), or the largest tried; return its oracle."""
+        for temperature in temperatures:
+            self.temperature = float(temperature)
+            result = self.oracle(sentences)
+            if result["oracle_uas"] >= target:
+                break
+        return dict(result, temperature=self.temperature)
+
+    def to_json(self) -> dict:
+        return {"single_root": self.single_root, "threshold": self.threshold,
+                "max_heads": self.max_heads, "temperature": self.temperature}

@@ -1,0 +1,68 @@
+"""Higher-order models end to end: pruning, SSG-eta with the LP, the gap report."""
+
+import json
+
+import numpy as np
+import pytest
+
+from parser.cli import main
+from parser.pipeline import Parser, TrainConfig
+
+from conftest import SAMPLE
+
+SMALL = {"bits": 18, "label_bits": 12}
+
+
+@pytest.fixture(scope="module")
+def order2_model(tmp_path_factory, sample_train):
+    """Order-2 model, pruned to 3 heads per word, trained with eta = 0.5 for one epoch."""
+    path = tmp_path_factory.mktemp("order2") / "order2.npz"
+    config = TrainConfig(epochs=1, decoder="ilp", features=SMALL,
+                         trainer_options={"eta": 0.5}, parts={"order": "2"},
+                         pruner={"max_heads": 3, "epochs": 1})
+    parser = Parser.train(sample_train[:150], config)
+    parser.save(path)
+    return path
+
+
+def test_pruned_parts_keep_gold_in_training_and_report_oracle(order2_model, sample_dev):
+    parser = Parser.load(order2_model)
+    pruner = parser.model.pruner
+    assert pruner is not None and pruner.max_heads == 3
+    oracle = pruner.oracle(sample_dev)
+    assert 80.0 <= oracle["oracle_uas"] <= 100.0 and oracle["arcs_per_word"] <= 3.0
+    sentence = sample_dev[0]
+    arcs = parser.model.candidate_arcs(sentence, gold=True)
+    words = np.arange(1, len(sentence) + 1)
+    assert set(zip(sentence.heads[1:], words)) <= set(map(tuple, arcs))
+
+
+def test_order2_parses_into_trees(order2_model, sample_dev):
+    parser = Parser.load(order2_model)
+    for sentence in parser.parse(sample_dev[:10]):
+        heads = sentence.heads
+        assert (heads[1:] == 0).sum() == 1
+        for m in range(1, len(heads)):          # every word reaches the root
+            seen, node = set(), m
+            while node != 0:
+                assert node not in seen
+                seen.add(node)
+                node = heads[node]
+
+
+def test_gap_command_writes_records_and_summary(order2_model, tmp_path, capsys):
+    jsonl = tmp_path / "gap.jsonl"
+    assert main(["-q", "gap", "--model", str(order2_model), "--input",
+                 str(SAMPLE / "dev.conllu"), "--jsonl", str(jsonl)]) == 0
+    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    assert len(records) == 100
+    keys = {"sent_id", "n", "lp_value", "ilp_value", "rounded_value", "gap", "integral",
+            "fractional_arcs", "time_build", "time_lp", "time_round", "time_ilp",
+            "ilp_nodes", "fallback"}
+    for r in records:
+        assert keys <= set(r)
+        assert r["lp_value"] >= r["ilp_value"] - 1e-6 * max(1.0, abs(r["ilp_value"]))
+        assert r["ilp_value"] >= r["rounded_value"] - 1e-6 * max(1.0, abs(r["ilp_value"]))
+        assert r["integral"] == (r["fractional_arcs"] == 0)
+    summary = capsys.readouterr().out
+    assert "all" in summary and "UAS ILP" in summary
