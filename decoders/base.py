@@ -65,6 +65,8 @@ class Decoder(ABC):
     """
 
     name: ClassVar[str] = ""
+    part_types: ClassVar[frozenset] = frozenset({PartType.ARC})
+    """The part types whose scores the decoder takes into account."""
 
     def __init__(self, *, single_root: bool = True) -> None:
         self.single_root = single_root

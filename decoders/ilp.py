@@ -16,7 +16,7 @@ from .base import DecodeResult, Decoder, register
 from .formulation import FLOWS, Formulation, build_formulation
 from .lp import relaxed_decode
 from .mst import round_to_tree
-from .parts import Parts
+from .parts import Parts, PartType
 from .pulp_backend import solve_pulp
 
 
@@ -70,6 +70,8 @@ class ILPDecoder(Decoder):
     ``fallback``, and with a fallback the LP's ``lp_value``, ``rounded_value`` and
     ``incumbent_value`` (None without an incumbent).
     """
+
+    part_types = frozenset(PartType)
 
     def __init__(self, *, single_root: bool = True, solver: str = "highs",
                  flow: str = "multi", time_limit: float | None = None) -> None:

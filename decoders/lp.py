@@ -93,6 +93,8 @@ class LPDecoder(Decoder):
     fractional_arcs, lp_value, rounded_value`` (the score of ``heads``).
     """
 
+    part_types = frozenset(PartType)
+
     def __init__(self, *, single_root: bool = True, flow: str = "multi",
                  method: str = "auto") -> None:
         super().__init__(single_root=single_root)

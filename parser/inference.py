@@ -23,7 +23,8 @@ class Constraint:
 
     ``slack`` is ``max_z (s + p)^T z - s^T z* + q`` (>= 0 up to solver tolerance),
     ``cost`` the labeled Hamming cost of ``result.output``, ``delta`` the sparse
-    feature difference ``Phi(z_hat) - Phi(z*)`` as ``(indices, values)``.
+    feature difference ``Phi(z_hat) - Phi(z*)`` as ``(indices, values)``; ``relaxed``
+    says whether a relaxed decoder produced it.
     """
 
     result: DecodeResult
@@ -31,6 +32,7 @@ class Constraint:
     slack: float
     cost: float
     delta: tuple[np.ndarray, np.ndarray]
+    relaxed: bool = False
 
 
 def predict(model: LinearModel, example: Example, decoder: Decoder,

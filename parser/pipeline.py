@@ -19,6 +19,7 @@ import numpy as np
 
 from corpora.sentence import Sentence
 from decoders import DECODERS, Decoder
+from decoders.higher_order import build_parts
 from features.extractor import FeatureConfig, FeatureExtractor
 
 from . import model_file
@@ -61,6 +62,15 @@ def make_decoder(name: str, single_root: bool, **options) -> Decoder:
     if name not in DECODERS:
         raise ValueError(f"unknown decoder {name!r}; choose from {', '.join(sorted(DECODERS))}")
     return DECODERS[name](single_root=single_root, **options)
+
+
+def config_decoder(config: TrainConfig) -> Decoder:
+    """The decoder of ``config``, checked to take every part type of its model."""
+    decoder = make_decoder(config.decoder, config.single_root, **config.decoder_options)
+    if not set(build_parts(3, **config.parts).offsets) <= decoder.part_types:
+        raise ValueError(f"decoder {config.decoder!r} cannot decode order {config.order} "
+                         "models (use ilp or lp)")
+    return decoder
 
 
 def make_trainer(name: str, **options) -> Trainer:
@@ -111,8 +121,7 @@ class Parser:
         self.model = model
         self.config = config
         self.report = report
-        self.decoder = make_decoder(config.decoder, config.single_root,
-                                    **config.decoder_options)
+        self.decoder = config_decoder(config)
 
     # -- training -------------------------------------------------------------------
 
@@ -121,6 +130,7 @@ class Parser:
               dev: Sequence[Sentence] | None = None, *, progress: bool = False) -> "Parser":
         """Fit the feature map and labels on ``train``, the pruner if the model is
         pruned, then the weights."""
+        config_decoder(config)
         extractor = FeatureExtractor(FeatureConfig.from_json(config.features)).fit(train)
         config.features = extractor.config.to_json()
         labels = sorted({label for s in train for label in s.deprels[1:]})

@@ -9,6 +9,8 @@ section 5: "implement the updates sparsely").
 
 from __future__ import annotations
 
+import mmap
+
 import numpy as np
 
 from . import _kernels
@@ -17,8 +19,14 @@ from . import _kernels
 class AveragedWeights:
     """``w_t = scale * v`` and the running sum of ``w_1 .. w_t``."""
 
-    def __init__(self, dim: int) -> None:
-        self.v = np.zeros(dim, dtype=np.float64)
+    def __init__(self, dim: int, *, shared: bool = False) -> None:
+        # ``shared``: ``v`` lives in an anonymous shared mapping, so processes forked
+        # later read the current weights (parallel loss-augmented inference).
+        if shared:
+            self._buffer = mmap.mmap(-1, max(dim, 1) * 8)
+            self.v = np.frombuffer(self._buffer, dtype=np.float64, count=dim)
+        else:
+            self.v = np.zeros(dim, dtype=np.float64)
         self._acc = np.zeros(dim, dtype=np.float64)
         self._last = np.zeros(dim, dtype=np.float64)
         self.scale = 1.0

@@ -43,3 +43,26 @@ def test_trainer_options_are_checked():
         make_trainer("perceptron", lambda_=1e-3)
     with pytest.raises(ValueError, match="unknown trainer"):
         make_trainer("nope")
+
+
+@pytest.mark.parametrize("trainer, options, parts", [
+    ("ssg", {}, {}),
+    ("ssg", {"eta": 0.5}, {"order": "2"}),
+    ("perceptron", {}, {}),
+])
+def test_parallel_inference_gives_the_serial_result(sample_train, trainer, options, parts):
+    def train(jobs):
+        config = TrainConfig(trainer=trainer, epochs=1, seed=5, features=SMALL, parts=parts,
+                             decoder="ilp" if parts else "mst",
+                             pruner={"max_heads": 3, "epochs": 1},
+                             trainer_options=dict(options, batch=4, jobs=jobs))
+        return Parser.train(sample_train[:60], config)
+
+    serial, parallel = train(1), train(2)
+    assert np.array_equal(serial.model.weights, parallel.model.weights)
+    assert serial.report.epochs[0].objective == parallel.report.epochs[0].objective
+
+
+def test_arc_factored_decoders_refuse_higher_order_models():
+    with pytest.raises(ValueError, match="cannot decode order 2"):
+        Parser.train([], TrainConfig(decoder="mst", parts={"order": "2"}))

@@ -19,8 +19,10 @@ from tqdm import tqdm
 
 from decoders import Decoder
 
+from ..inference import Constraint
 from ..model import Example, LinearModel
 from ..weights import AveragedWeights
+from ._parallel import BatchInference
 
 log = logging.getLogger("polyparse.train")
 
@@ -60,24 +62,46 @@ class Trainer(ABC):
 
 
 class OnlineTrainer(Trainer):
-    """Epochs over shuffled examples, one update per example, averaged iterates.
+    """Epochs over shuffled examples in mini-batches, averaged iterates.
 
-    Subclasses implement :meth:`step`. Parameters: ``epochs``, ``seed`` (the shuffling
-    order, hence the whole run, is a function of the seed), ``progress`` (a progress bar
-    with ETA on stderr).
+    Each step runs loss-augmented inference on a batch of examples at the same weights
+    (:meth:`inference`, a pure function of the example and the weights), then one
+    update from the batch's constraints (:meth:`update`). With ``jobs > 1`` the batch's
+    inferences run on that many processes; the result is the same as with ``jobs = 1``
+    for the same ``batch`` and ``seed``.
+
+    Parameters: ``epochs``; ``seed`` (the shuffling order and every random choice, hence
+    the whole run, is a function of the seed); ``batch`` (examples per update; 1 is the
+    plain online algorithm); ``jobs`` (processes); ``progress`` (a progress bar with
+    ETA on stderr).
     """
 
-    def __init__(self, *, epochs: int = 10, seed: int = 0, progress: bool = True) -> None:
-        if epochs < 1:
-            raise ValueError("epochs must be >= 1")
+    def __init__(self, *, epochs: int = 10, seed: int = 0, batch: int = 1, jobs: int = 1,
+                 progress: bool = True) -> None:
+        if epochs < 1 or batch < 1 or jobs < 1:
+            raise ValueError("epochs, batch and jobs must be >= 1")
         self.epochs = epochs
         self.seed = seed
+        self.batch = batch
+        self.jobs = jobs
         self.progress = progress
 
+    def relaxed_draws(self, t: int, k: int) -> list[bool]:
+        """Whether each of step ``t``'s ``k`` inferences uses the relaxation (drawn in
+        order, in the parent process, so that the run does not depend on ``jobs``)."""
+        return [False] * k
+
     @abstractmethod
-    def step(self, t: int, example: Example, model: LinearModel, decoder: Decoder,
-             weights: AveragedWeights) -> float:
-        """Update ``weights`` on one example (the t-th, from 1); return its slack."""
+    def inference(self, example: Example, model: LinearModel, decoder: Decoder,
+                  relaxed: bool, v: np.ndarray, scale: float) -> Constraint:
+        """The constraint of one example under ``w = scale * v``."""
+
+    @abstractmethod
+    def update(self, t: int, constraints: list[Constraint], weights: AveragedWeights) -> None:
+        """Step ``t`` (from 1): update ``weights`` from one batch's constraints."""
+
+    def start(self, examples: Sequence[Example]) -> None:
+        """Reset the trainer's state before a run."""
 
     def objective(self, mean_slack: float, weights: AveragedWeights) -> float:
         """The objective reported per epoch (by default the mean slack)."""
@@ -89,29 +113,36 @@ class OnlineTrainer(Trainer):
 
     def fit(self, examples, model, decoder, *, dev=None):
         rng = np.random.default_rng(self.seed)
-        weights = AveragedWeights(model.dim)
+        weights = AveragedWeights(model.dim, shared=self.jobs > 1)
+        self.start(examples)
         report = TrainReport()
         t = 0
-        for epoch in range(1, self.epochs + 1):
-            start = time.perf_counter()
-            order = rng.permutation(len(examples))
-            slack_sum = 0.0
-            bar = tqdm(order, desc=f"epoch {epoch}/{self.epochs}", unit="sent",
-                       disable=not self.progress, leave=False)
-            for i in bar:
-                t += 1
-                slack_sum += self.step(t, examples[i], model, decoder, weights)
-            mean_slack = slack_sum / len(examples)
-            stats = EpochStats(epoch, self.objective(mean_slack, weights), mean_slack,
-                               time.perf_counter() - start, extra=self.epoch_extra())
-            model.weights = weights.average()
-            if dev is not None:
-                stats.dev = dev(model.weights)
-            report.epochs.append(stats)
-            log.info("epoch %d: objective %.4f, mean slack %.4f, %.1f s%s%s", epoch,
-                     stats.objective, mean_slack, stats.seconds,
-                     "".join(f", {k} {v:.1f}%" for k, v in stats.extra.items()),
-                     "".join(f", dev {k} {v:.2f}" for k, v in stats.dev.items()))
+        with BatchInference(self, examples, model, decoder, weights, self.jobs) as infer:
+            for epoch in range(1, self.epochs + 1):
+                start = time.perf_counter()
+                order = rng.permutation(len(examples))
+                slack_sum = 0.0
+                bar = tqdm(total=len(order), desc=f"epoch {epoch}/{self.epochs}", unit="sent",
+                           disable=not self.progress, leave=False)
+                for first in range(0, len(order), self.batch):
+                    t += 1
+                    indices = order[first:first + self.batch]
+                    constraints = infer(indices, self.relaxed_draws(t, len(indices)))
+                    self.update(t, constraints, weights)
+                    slack_sum += sum(c.slack for c in constraints)
+                    bar.update(len(constraints))
+                bar.close()
+                mean_slack = slack_sum / len(examples)
+                stats = EpochStats(epoch, self.objective(mean_slack, weights), mean_slack,
+                                   time.perf_counter() - start, extra=self.epoch_extra())
+                model.weights = weights.average()
+                if dev is not None:
+                    stats.dev = dev(model.weights)
+                report.epochs.append(stats)
+                log.info("epoch %d: objective %.4f, mean slack %.4f, %.1f s%s%s", epoch,
+                         stats.objective, mean_slack, stats.seconds,
+                         "".join(f", {k} {v:.1f}%" for k, v in stats.extra.items()),
+                         "".join(f", dev {k} {v:.2f}" for k, v in stats.dev.items()))
         return report
 
 

@@ -14,10 +14,11 @@ class PerceptronTrainer(OnlineTrainer):
     is the mean perceptron loss ``s(z_hat) - s(z*)``.
     """
 
-    def step(self, t, example, model, decoder, weights):
-        constraint = find_constraint(model, example, decoder, weights.v, weights.scale,
-                                     cost_augmented=False)
-        if constraint.cost > 0:
-            weights.add(*constraint.delta, step=-1.0)
+    def inference(self, example, model, decoder, relaxed, v, scale):
+        return find_constraint(model, example, decoder, v, scale, cost_augmented=False)
+
+    def update(self, t, constraints, weights):
+        for constraint in constraints:
+            if constraint.cost > 0:
+                weights.add(*constraint.delta, step=-1.0)
         weights.finish_iterate()
-        return constraint.slack

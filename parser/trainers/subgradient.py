@@ -47,7 +47,12 @@ class SubgradientTrainer(OnlineTrainer):
         Steps are ``alpha_t = 1 / (lambda (t + t0))`` (Bottou's offset): with ``t0 = 0``
         (Pegasos as published) the first iterates are huge, ``||w_1|| = ||g_1|| /
         lambda``, and dominate the uniform average for small ``lambda``. ``None`` takes
-        the number of training examples, as if one epoch had been spent at ``w = 0``.
+        the number of steps of one epoch, as if one epoch had been spent at ``w = 0``.
+    project:
+        Project on the ball after each step (see the module docstring).
+    Further keyword arguments (``epochs, seed, batch, jobs, progress``) are those of
+    :class:`~parser.trainers.base.OnlineTrainer`; with ``batch > 1`` this is mini-batch
+    Pegasos (the subgradient averaged over the batch, one step per batch).
     """
 
     def __init__(self, *, lambda_: float = 1e-4, eta: float | str = 0.0, relaxed=None,
@@ -68,27 +73,38 @@ class SubgradientTrainer(OnlineTrainer):
     def eta_at(self, t: int) -> float:
         return min(1.0, t ** -0.5) if self.eta == "sqrt" else float(self.eta)
 
-    def step(self, t, example, model, decoder, weights):
-        eta_t = self.eta_at(t)
-        relaxed = eta_t > 0.0 and self._coin.random() < eta_t
-        constraint = find_constraint(model, example, self.relaxed if relaxed else decoder,
-                                     weights.v, weights.scale)
-        self._counts += (1, relaxed, relaxed and not constraint.result.integral)
-        alpha = 1.0 / (self.lambda_ * (t + self._t0))
-        weights.shrink(1.0 - alpha * self.lambda_)
-        weights.add(*constraint.delta, step=-alpha)
-        self._max_cost_sum += 2.0 * example.parts.n
-        if self.project:
-            weights.project(np.sqrt(2.0 * (self._max_cost_sum / t) / self.lambda_))
-        weights.finish_iterate()
-        return constraint.slack
-
-    def fit(self, examples, model, decoder, *, dev=None):
-        self._t0 = len(examples) if self.t0 is None else self.t0
+    def start(self, examples):
+        steps_per_epoch = -(-len(examples) // self.batch)
+        self._t0 = steps_per_epoch if self.t0 is None else self.t0
         self._coin = np.random.default_rng(self.seed + 1)
         self._max_cost_sum = 0.0
+        self._max_cost_count = 0
         self._counts = np.zeros(3)
-        return super().fit(examples, model, decoder, dev=dev)
+
+    def relaxed_draws(self, t, k):
+        eta_t = self.eta_at(t)
+        return [eta_t > 0.0 and self._coin.random() < eta_t for _ in range(k)]
+
+    def inference(self, example, model, decoder, relaxed, v, scale):
+        constraint = find_constraint(model, example, self.relaxed if relaxed else decoder,
+                                     v, scale)
+        constraint.relaxed = relaxed
+        return constraint
+
+    def update(self, t, constraints, weights):
+        """Mini-batch Pegasos: ``w <- Proj(w - alpha_t (lambda w + mean_i delta_i))``."""
+        alpha = 1.0 / (self.lambda_ * (t + self._t0))
+        weights.shrink(1.0 - alpha * self.lambda_)
+        for constraint in constraints:
+            weights.add(*constraint.delta, step=-alpha / len(constraints))
+            self._max_cost_sum += 2.0 * constraint.result.heads.size - 2.0
+            self._max_cost_count += 1
+            self._counts += (1, constraint.relaxed,
+                             constraint.relaxed and not constraint.result.integral)
+        if self.project:
+            mean_max_cost = self._max_cost_sum / self._max_cost_count
+            weights.project(np.sqrt(2.0 * mean_max_cost / self.lambda_))
+        weights.finish_iterate()
 
     def epoch_extra(self):
         """Share (%) of relaxed loss-augmented inferences, and of fractional solutions

@@ -1,0 +1,49 @@
+"""Loss-augmented inference for a batch of examples, in this process or on a pool of
+forked processes that read the weights from shared memory (``--jobs``)."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import numpy as np
+
+# What forked workers inherit: (trainer, examples, model, decoder, weights).
+_WORKER: tuple = ()
+
+
+def _infer(task: tuple[int, bool, float]):
+    trainer, examples, model, decoder, weights = _WORKER
+    i, relaxed, scale = task
+    return trainer.inference(examples[i], model, decoder, relaxed, weights.v, scale)
+
+
+class BatchInference:
+    """``infer(indices, relaxed) -> constraints`` at the current weights, in order;
+    ``relaxed[j]`` says whether example ``indices[j]`` uses the relaxed decoder."""
+
+    def __init__(self, trainer, examples, model, decoder, weights, jobs: int) -> None:
+        self.state = (trainer, examples, model, decoder, weights)
+        self.jobs = jobs
+        self.pool = None
+
+    def __enter__(self) -> "BatchInference":
+        if self.jobs > 1:
+            global _WORKER
+            _WORKER = self.state
+            self.pool = multiprocessing.get_context("fork").Pool(self.jobs)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        global _WORKER
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+            _WORKER = ()
+
+    def __call__(self, indices: np.ndarray, relaxed: list[bool]) -> list:
+        trainer, examples, model, decoder, weights = self.state
+        if self.pool is None or len(indices) == 1:
+            return [trainer.inference(examples[i], model, decoder, r, weights.v, weights.scale)
+                    for i, r in zip(indices, relaxed)]
+        return self.pool.map(_infer, [(int(i), r, weights.scale)
+                                      for i, r in zip(indices, relaxed)], chunksize=1)
