@@ -126,7 +126,7 @@ def prune_arcs(S: np.ndarray, single_root: bool, threshold: float = 1e-4,
     marginal (:func:`arc_marginals`) among those with marginal above ``threshold``.
     Equal marginals go to the lower head index. Should the scores be too sharp for
     float64 (:class:`IllConditionedError`), the marginals are taken at the smallest
-    temperature ``2^k`` that is reliable (logged as a warning): flatter than the model's
+    temperature ``2^k`` that is reliable (logged at debug level): flatter than the model's
     distribution, so the pruning errs towards keeping arcs.
 
     Parameters
@@ -172,7 +172,7 @@ def _tempered_marginals(S: np.ndarray, single_root: bool) -> np.ndarray:
         except IllConditionedError:
             continue
         if k:
-            logger.warning("arc marginals too sharp for float64; pruned at temperature 2^%d", k)
+            logger.debug("arc marginals too sharp for float64; pruned at temperature 2^%d", k)
         return marginals
     raise IllConditionedError("arc marginals unreliable even at temperature "
                               f"2^{_MAX_DOUBLINGS - 1}")

@@ -56,7 +56,7 @@ class Pruner:
                 "arcs_per_word": arcs / max(words, 1)}
 
     def calibrate(self, sentences: list[Sentence], target: float = 99.5,
-                  temperatures: tuple[float, ...] = (1, 2, 4, 8, 16, 32, 64, 128)) -> dict:
+                  temperatures: tuple[float, ...] = tuple(2.0 ** k for k in range(13))) -> dict:
         """Set the smallest temperature whose oracle on ``sentences`` reaches ``target``
         (percent of gold heads kept), or the largest tried; return its oracle."""
         for temperature in temperatures:
