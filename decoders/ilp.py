@@ -66,9 +66,9 @@ class ILPDecoder(Decoder):
     any) scores higher; ``stats["fallback"]`` is then True. The returned tree is always
     re-scored: ``output = parts.from_heads(heads)`` and ``value = scores @ output``.
     ``stats``: ``time_build, time_ilp, ilp_nodes`` (None for PuLP solvers, or when
-    HiGHS stopped before counting),
-    ``fallback``, and with a fallback the LP's ``lp_value``, ``rounded_value`` and
-    ``incumbent_value`` (None without an incumbent).
+    HiGHS stopped before counting), ``fallback``, and with a fallback the LP's
+    ``lp_value`` and ``rounded_value`` and the solver's ``incumbent_value`` (None
+    without an incumbent).
     """
 
     part_types = frozenset(PartType)

@@ -33,6 +33,7 @@ def test_arc_factored_multicommodity_lp_is_integral(single_root):
         assert result.value == pytest.approx(result.stats["rounded_value"], abs=1e-6)
 
 
+@pytest.mark.ilp
 @pytest.mark.parametrize("order,consecutive", CONFIGS[1:])
 @pytest.mark.parametrize("flow", ["multi", "single"])
 def test_lp_bounds_ilp_bounds_rounded(order, consecutive, flow):
@@ -97,6 +98,7 @@ def test_lp_methods_agree():
     assert values[0] == pytest.approx(values[1], abs=1e-6)
 
 
+@pytest.mark.ilp
 def test_relaxed_loss_augmented_inference():
     """Relaxed LAI: no rounding enters the loss; the slack is >= 0 and >= the exact one."""
     rng = np.random.default_rng(6)
