@@ -49,10 +49,14 @@ EN_EWT = REPO.parent / "shared" / "ud" / "en_ewt"
 
 # -- template tables tried ------------------------------------------------------------
 
+def _unique(specs) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(specs))
+
+
 def mcdonald_arc() -> list[str]:
     """The first table (McDonald et al. 2005, Table 1, plus MSTParser's extras); every
     template emitted plain and conjoined with direction and binned distance."""
-    return T._unique(["bias"]
+    return _unique(["bias"]
                      + [s for w, t in (("form", "upos"), ("form", "xpos"), ("lemma", "upos"),
                                        ("prefix", "upos")) for s in _head_modifier(w, t)]
                      + _mst_context("upos") + _mst_context("xpos")
@@ -143,7 +147,20 @@ def turbo_arc(t: str = "upos") -> list[str]:
     specs += ["arc.len", f"h.{t} arc.dist", f"m.{t} arc.dist", f"{hm} arc.dist"]
     specs += [f"b.{t} arc.bcount", f"{hm} b.{t} arc.bcount"]
     specs += [f"{hm} b.{t}", f"h.form m.form b.{t}", f"h.form m.{t} b.{t}", f"h.{t} m.form b.{t}"]
-    return T._unique(specs)
+    return _unique(specs)
+
+
+def turbo_xpos_arc() -> list[str]:
+    """:func:`turbo_arc` plus its pair, context and in-between templates with XPOS."""
+    upos = turbo_arc("upos")
+    xpos = [s for s in turbo_arc("xpos") if "xpos" in s and s not in upos]
+    return _unique(list(upos) + xpos)
+
+
+LABEL3_DROPPED = ("h.upos m.upos", "h.xpos m.xpos", "m.form", "h.form", "h.lemma m.lemma",
+                  "h.upos m.form", "b.upos arc.dir", "h.upos m.upos b.upos")
+"""Label templates dropped for speed: those with a copy conjoined with the direction,
+and the in-between tags without their count."""
 
 
 @dataclass
@@ -164,6 +181,11 @@ TABLES: dict[str, Tables] = {
     "turbo-conj-label2": Tables(tuple(turbo_arc()), True, MCDONALD_LABEL + LABEL_EXTRA),
     "turbo-label3": Tables(tuple(with_dir(turbo_arc())), False,
                            MCDONALD_LABEL + LABEL_EXTRA + LABEL_EXTRA3),
+    "turbo-x-label3": Tables(tuple(with_dir(turbo_xpos_arc())), False,
+                             MCDONALD_LABEL + LABEL_EXTRA + LABEL_EXTRA3),
+    "turbo-label3b": Tables(tuple(with_dir(turbo_arc())), False,
+                            tuple(s for s in MCDONALD_LABEL + LABEL_EXTRA + LABEL_EXTRA3
+                                  if s not in LABEL3_DROPPED)),
 }
 
 
@@ -194,6 +216,8 @@ class Experiment:
     epochs: int = 10
     options: dict = field(default_factory=dict)
     features: dict = field(default_factory=dict)
+    lemmas: bool = True
+    """Gold lemmas as features (the raw-text pipeline, with its tagger, has none)."""
 
 
 EXPERIMENTS = [
@@ -203,13 +227,25 @@ EXPERIMENTS = [
     Experiment("turbo-label2-perceptron-e2", "turbo-label2", epochs=2),
     Experiment("turbo-conj-label2-perceptron-e2", "turbo-conj-label2", epochs=2),
     Experiment("turbo-label3-perceptron-e2", "turbo-label3", epochs=2),
+    Experiment("turbo-x-label3-perceptron-e2", "turbo-x-label3", epochs=2),
+    Experiment("turbo-label3b-perceptron-e2", "turbo-label3b", epochs=2),
+    Experiment("turbo-label3-ssg1e-4-e2", "turbo-label3", "ssg", 2, {"lambda_": 1e-4}),
+    Experiment("turbo-label3-ssg1e-5-e2", "turbo-label3", "ssg", 2, {"lambda_": 1e-5}),
+    Experiment("turbo-label3-ssg3e-5-e2", "turbo-label3", "ssg", 2, {"lambda_": 3e-5}),
+    Experiment("turbo-label3-ssg3e-6-e2", "turbo-label3", "ssg", 2, {"lambda_": 3e-6}),
+    Experiment("turbo-label3-ssg3e-4-e2", "turbo-label3", "ssg", 2, {"lambda_": 3e-4}),
+    Experiment("committed-perceptron-e10", "committed", "perceptron", 10),
+    Experiment("committed-ssg1e-5-e10", "committed", "ssg", 10, {"lambda_": 1e-5}),
+    Experiment("committed-ssg3e-5-e10", "committed", "ssg", 10, {"lambda_": 3e-5}),
+    Experiment("committed-ssg1e-4-e10", "committed", "ssg", 10, {"lambda_": 1e-4}),
 ]
 
 
 def run(exp: Experiment, train, dev, speed: bool) -> dict:
     config = TrainConfig(trainer=exp.trainer, decoder="mst", single_root=True,
                          epochs=exp.epochs, trainer_options=dict(exp.options),
-                         features=dict(exp.features))
+                         features=dict(exp.features), tokenizer=None, tagger=None,
+                         lemmas=exp.lemmas)
     with use_tables(TABLES[exp.tables]):
         start = time.perf_counter()
         parser = Parser.train(train, config, dev, progress=sys.stderr.isatty())
@@ -219,7 +255,8 @@ def run(exp: Experiment, train, dev, speed: bool) -> dict:
         per_arc = example.part_features.nnz / example.part_features.shape[0]
         label_per_arc = example.label_features.nnz / example.label_features.shape[0]
         row = {"experiment": exp.name, "tables": exp.tables, "trainer": exp.trainer,
-               "epochs": exp.epochs, "options": exp.options, "features": exp.features,
+               "epochs": exp.epochs, "lemmas": exp.lemmas, "options": exp.options,
+               "features": exp.features,
                "train_sentences": len(train), "dev_sentences": len(dev),
                "train_seconds": train_seconds,
                "epoch_seconds": [e.seconds for e in parser.report.epochs],
@@ -234,20 +271,41 @@ def run(exp: Experiment, train, dev, speed: bool) -> dict:
 
 def markdown(rows: list[dict]) -> str:
     lines = ["| experiment | trainer | options | epochs | UAS | LAS | LAS-full | best UAS (epoch) "
-             "| s/epoch | tokens/s | load |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| s/epoch | train min | tokens/s | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         a = r["dev"]["all_words"]
         curve = [c["uas"] for c in r["curve"]]
         best = max(range(len(curve)), key=curve.__getitem__)
         speed = f"{r['speed']['tokens_per_s']:.0f}" if "speed" in r else ""
-        opts = ", ".join(f"{k}={v}" for k, v in {**r["options"], **r["features"]}.items())
-        lines.append(f"| {r['experiment']} | {r['trainer']} | {opts} | {r['epochs']} | "
+        opts = {**r["options"], **r["features"], **({} if r.get("lemmas", True) else {"lemmas": False})}
+        lines.append(f"| {r['experiment']} | {r['trainer']} | "
+                     f"{', '.join(f'{k}={v}' for k, v in opts.items())} | {r['epochs']} | "
                      f"{a['uas']:.2f} | {a['las']:.2f} | {a['las_full']:.2f} | "
                      f"{curve[best]:.2f} ({best + 1}) | "
-                     f"{sum(r['epoch_seconds']) / len(r['epoch_seconds']):.0f} | {speed} | "
-                     f"{r['load_average'][0]:.1f} |")
+                     f"{sum(r['epoch_seconds']) / len(r['epoch_seconds']):.0f} | "
+                     f"{r['train_seconds'] / 60:.1f} | {speed} | {r['load_average'][0]:.1f} |")
+    curves = [r for r in rows if r["epochs"] > 2]
+    if curves:
+        n = max(r["epochs"] for r in curves)
+        lines += ["", "Dev UAS / LAS after each epoch:", "",
+                  "| experiment | " + " | ".join(str(e) for e in range(1, n + 1)) + " |",
+                  "|---|" + "---|" * n]
+        for r in curves:
+            lines.append(f"| {r['experiment']} | "
+                         + " | ".join(f"{c['uas']:.2f} / {c['las']:.2f}" for c in r["curve"])
+                         + " |")
     return "\n".join(lines) + "\n"
+
+
+def latest(path: Path) -> list[dict]:
+    """The last row of every experiment in ``path``, in the order of :data:`EXPERIMENTS`."""
+    rows = {}
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        rows[row["experiment"]] = row
+    order = {e.name: i for i, e in enumerate(EXPERIMENTS)}
+    return sorted(rows.values(), key=lambda r: order.get(r["experiment"], len(order)))
 
 
 def main() -> None:
@@ -269,7 +327,7 @@ def main() -> None:
         row["machine"] = machine()
         with out.with_suffix(".jsonl").open("a") as f:
             f.write(json.dumps(row) + "\n")
-        rows = [json.loads(line) for line in out.with_suffix(".jsonl").read_text().splitlines()]
+        rows = latest(out.with_suffix(".jsonl"))
         out.with_suffix(".md").write_text(
             "# Arc-factored parser: templates and trainers (issue 2)\n\n"
             "en_ewt train -> full dev, gold UPOS/XPOS, MST single root. UAS/LAS over all "

@@ -29,6 +29,13 @@ Part atoms. The pseudo-anchor :data:`ANCHOR_ARC` reads a property of the part:
                    m-g-h non-projective configurations apart, in both directions)
 :data:`ARC_XDIST`  :func:`distance_bin` of (m, x); 7 when m == h or x is not in 0..n
 :data:`ARC_K`      valency parts only: their x column, the number of children k
+:data:`ARC_LEN`    :func:`length_bin` of (h, m): the exact distance up to 10, then
+                   11-20, 21-30, 31-40, >40 (TurboParser's exact and binned arc
+                   lengths); 0 when m == h
+:data:`ARC_BCOUNT` in a template with an in-between atom only: how many words between
+                   h and m have that atom's value, 1, 2, 3 or "4 or more" (TurboParser
+                   counts the verbs, punctuation and coordinations between h and m;
+                   here every value of the in-between atom is counted)
 =================  ==================================================================
 
 Valency parts ``(type, h, side, k)`` (:func:`valency_features`) have no m or x word:
@@ -56,9 +63,10 @@ from numba import njit
 
 ANCHOR_H, ANCHOR_M, ANCHOR_X, ANCHOR_B, ANCHOR_ARC = 0, 1, 2, 3, 4
 N_ANCHORS = 5
-ARC_DIR, ARC_DIST, ARC_ORDER, ARC_XDIST, ARC_K = 0, 1, 2, 3, 4
-N_ARC_FIELDS = 5
-MAX_ATOMS = 5
+ARC_DIR, ARC_DIST, ARC_ORDER, ARC_XDIST, ARC_K, ARC_LEN, ARC_BCOUNT = 0, 1, 2, 3, 4, 5, 6
+N_ARC_FIELDS = 7
+MAX_BCOUNT = 4
+MAX_ATOMS = 7
 COL_TID, COL_CONJOIN, COL_N_ATOMS, COL_BETWEEN, COL_ATOMS = 0, 1, 2, 3, 4
 TABLE_WIDTH = COL_ATOMS + 3 * MAX_ATOMS
 N_DISTANCE_BINS = 8
@@ -111,10 +119,22 @@ def distance_bin(h, m):
 
 
 @njit(cache=True)
+def length_bin(h, m):
+    """|h - m| exactly up to 10, then 11-20, 21-30, 31-40, >40 -> 11..14; 0 -> 0."""
+    d = abs(h - m)
+    if d <= 10:
+        return d
+    if d <= 40:
+        return 10 + (d + 9) // 10 - 1
+    return 14
+
+
+@njit(cache=True)
 def part_values(h, m, x, n, valency, out):
     """Write the part atoms (module docstring) of part ``(h, m, x)`` into ``out``
     (``int64 (N_ARC_FIELDS,)``); for a valency part ``(h, side, k)`` only ``ARC_DIR``
-    and ``ARC_K``."""
+    and ``ARC_K``. ``ARC_BCOUNT`` depends on the in-between word and is set by the
+    caller."""
     if valency:
         out[ARC_DIR] = m
         out[ARC_K] = x
@@ -124,6 +144,7 @@ def part_values(h, m, x, n, valency, out):
     else:
         out[ARC_DIR] = 1 if x > h else 0
     out[ARC_DIST] = distance_bin(h, m)
+    out[ARC_LEN] = length_bin(h, m)
     out[ARC_ORDER] = (4 if m > h else 0) + (2 if x > h else 0) + (1 if x > m else 0)
     if m != h and 0 <= x <= n:
         out[ARC_XDIST] = distance_bin(m, x)
@@ -177,7 +198,8 @@ def _layout(table, valency):
     """Per template t: ``has[t, A]``, whether it has an atom anchored at A; ``lead[t]``,
     its first word anchor among h, m, x (-1 if none); ``rest[t, :n_rest[t]]``, the word
     anchors after the leading one; ``bfield[t]``, the field of its in-between atom;
-    ``afield[t, :n_afield[t]]``, the fields of its part atoms in template order.
+    ``afield[t, :n_afield[t]]``, the fields of its part atoms in template order;
+    ``bcount[t]``, whether one of them is ``ARC_BCOUNT``.
 
     Raises ``ValueError`` for atoms the part kind does not have (module docstring).
     """
@@ -189,6 +211,7 @@ def _layout(table, valency):
     bfield = np.full(n_templates, -1, dtype=np.int64)
     afield = np.zeros((n_templates, MAX_ATOMS), dtype=np.int64)
     n_afield = np.zeros(n_templates, dtype=np.int64)
+    bcount = np.zeros(n_templates, dtype=np.bool_)
     for t in range(n_templates):
         if valency and table[t, COL_CONJOIN]:
             raise ValueError("valency templates are not conjoined")
@@ -201,8 +224,11 @@ def _layout(table, valency):
                     raise ValueError("valency templates read arc.dir and arc.k only")
                 if not valency and f == ARC_K:
                     raise ValueError("arc.k is an atom of valency parts only")
+                if f == ARC_BCOUNT and table[t, COL_BETWEEN] < 0:
+                    raise ValueError("arc.bcount needs an in-between atom")
                 afield[t, n_afield[t]] = f
                 n_afield[t] += 1
+                bcount[t] |= f == ARC_BCOUNT
             elif valency and anchor != ANCHOR_H:
                 raise ValueError("valency templates read words at h only")
         for a in range(ANCHOR_B):
@@ -214,7 +240,7 @@ def _layout(table, valency):
                     n_rest[t] += 1
         if table[t, COL_BETWEEN] >= 0:
             bfield[t] = table[t, COL_ATOMS + 3 * table[t, COL_BETWEEN] + 2]
-    return has, lead, rest, n_rest, bfield, afield, n_afield
+    return has, lead, rest, n_rest, bfield, afield, n_afield, bcount
 
 
 @njit(cache=True)
@@ -255,7 +281,8 @@ def part_features(ids, rows, table, salt, bits):
     Raises
     ------
     ValueError
-        If a part's h, m or x is outside -1..n+1, or a template reads ``arc.k``.
+        If a part's h, m or x is outside -1..n+1, or a template reads ``arc.k``, or
+        ``arc.bcount`` without an in-between atom.
     """
     return _features(ids, rows, table, salt, bits, False)
 
@@ -279,7 +306,7 @@ def _features(ids, rows, table, salt, bits, valency):
     k_parts = rows.shape[0]
     n_templates = table.shape[0]
     mask = np.uint64((1 << bits) - 1)
-    has, lead, rest, n_rest, bfield, afield, n_afield = _layout(table, valency)
+    has, lead, rest, n_rest, bfield, afield, n_afield, bcount = _layout(table, valency)
     _check_rows(rows, n, valency)
     conjoin = table[:, COL_CONJOIN] != 0
     groups = _group_hashes(padded, table, has)
@@ -300,6 +327,7 @@ def _features(ids, rows, table, salt, bits, valency):
             for j in range(padded.shape[1]):
                 size = max(size, padded[bfield[t], j] + 1)
     mark = np.zeros(size, dtype=np.int64)
+    counts = np.zeros(size, dtype=np.int64)  # occurrences between h and m (ARC_BCOUNT)
     stamp = 0
 
     indptr = np.empty(k_parts + 1, dtype=np.int32)
@@ -350,6 +378,14 @@ def _features(ids, rows, table, salt, bits, valency):
                     out[k] = np.int32(mix(hv, conj) & mask)
                     k += 1
                 continue
+            if bcount[t]:
+                stamp += 1
+                for b in range(min(h, m) + 1, max(h, m)):
+                    v = padded[bfield[t], b + 1]
+                    if mark[v] != stamp:
+                        mark[v] = stamp
+                        counts[v] = 0
+                    counts[v] += 1
             stamp += 1
             for b in range(min(h, m) + 1, max(h, m)):
                 v = padded[bfield[t], b + 1]
@@ -357,6 +393,11 @@ def _features(ids, rows, table, salt, bits, valency):
                     continue
                 mark[v] = stamp
                 hb = mix(hv, groups[t, ANCHOR_B, b + 1])
+                if bcount[t]:
+                    values[ARC_BCOUNT] = min(counts[v], MAX_BCOUNT)
+                    ga = GROUP_SEED
+                    for i in range(n_afield[t]):
+                        ga = mix(ga, values[afield[t, i]])
                 if has[t, ANCHOR_ARC]:
                     hb = mix(hb, ga)
                 out[k] = np.int32(hb & mask)

@@ -4,40 +4,53 @@ A template is a space-separated list of atoms, each ``<anchor>[+k|-k].<field>``:
 ``h``, ``m``, ``x`` (the part's index columns, see ``decoders.parts``) or ``b`` (every
 word strictly between h and m, one feature per distinct value), offset ``k`` words to the
 right/left, and a field of :data:`features.vocab.FIELDS`; or a part atom ``arc.dir``,
-``arc.dist`` (side and binned distance of (h, m)), ``arc.order`` (relative order of h, m
-and x), ``arc.xdist`` (binned distance of m and x) or ``arc.k`` (a valency part's k), all
-defined in :mod:`features._kernels`. ``bias`` has no atom. A template's id is a 63-bit
-hash of ``"<table name>:<template string>"``, so adding or reordering templates never
-changes the indices of the others.
+``arc.dist`` (side and binned distance of (h, m)), ``arc.len`` (exact distance up to 10),
+``arc.bcount`` (how many words in between share the ``b`` atom's value), ``arc.order``
+(relative order of h, m and x), ``arc.xdist`` (binned distance of m and x) or ``arc.k``
+(a valency part's k), all defined in :mod:`features._kernels`. At most
+:data:`features._kernels.MAX_ATOMS` atoms. ``bias`` has no atom. A template's id is a
+63-bit hash of ``"<table name>:<template string>"``, so adding or reordering templates
+never changes the indices of the others.
 
-First-order arc templates (McDonald, Crammer, Pereira 2005, Table 1; "p" is the head h,
-"c" the modifier m; w a word field, t a tag field):
+First-order arc templates, after TurboParser's arc-factored model (Martins, Smith, Xing
+2009; Martins, Almeida, Smith 2013; ``DependencyFeatures::AddWordPairFeatures`` with the
+large feature set, morphological features left out: raw text has no gold FEATS). Every
+template carries ``arc.dir``, as in TurboParser, and the table is not conjoined; w is the
+form, l the lemma, p the UPOS, q the XPOS:
 
-===========================  ==============================================================
-(a) basic unigram            ``h.w h.t``, ``h.w``, ``h.t``, ``m.w m.t``, ``m.w``, ``m.t``
-(b) basic bigram             ``h.w h.t m.w m.t``, ``h.t m.w m.t``, ``h.w m.w m.t``,
-                             ``h.w h.t m.t``, ``h.w h.t m.w``, ``h.w m.w``, ``h.t m.t``;
-                             and MSTParser's ``h.w m.t``, ``h.t m.w``
-(c) in between               ``h.t b.t m.t``
-(c) surrounding              ``h.t h+1.t m-1.t m.t``, ``h-1.t h.t m-1.t m.t``,
-                             ``h.t h+1.t m.t m+1.t``, ``h-1.t h.t m.t m+1.t``, and the
-                             trigram back-offs with one neighbour removed
-extra                        ``bias``, ``h.suffix h.upos``, ``m.suffix m.upos``,
-                             ``h.shape``, ``m.shape``
-===========================  ==============================================================
+=====================  ==================================================================
+token                  ``a.p``, ``a.q``, ``a.w``, ``a.l``, ``a.w a.p`` for a in h, m and
+                       their neighbours h-2 .. h+2, m-2 .. m+2 (50 templates)
+tag n-grams            ``h.p h-1.p``, ``h.p h-1.p h-2.p``, ``h.p h+1.p``,
+                       ``h.p h+1.p h+2.p``, and likewise at m
+pair                   ``h.p m.p``, ``h.w m.w``, ``h.p m.w``, ``h.p m.w m.p``, ``h.w m.p``,
+                       ``h.w h.p m.p``, ``h.w h.p m.w m.p``
+tag context            ``h.p m.p`` with h-1.p, h+1.p, m-1.p, m+1.p, with the four
+                       pairs (h-1, m-1), (h+1, m+1), (h-1, m+1), (h+1, m-1), and with all
+                       four neighbours
+distance               ``arc.len`` (exact up to 10, then 11-20, ..., >40) and ``arc.dist``
+                       (MSTParser's bins) with ``h.p``, ``m.p`` and ``h.p m.p``
+in between             ``b.p arc.bcount`` and ``h.p m.p b.p arc.bcount`` (TurboParser's
+                       counts of verbs, punctuation and coordinations between h and m,
+                       for every tag); ``h.p m.p b.p``, ``h.w m.w b.p``, ``h.w m.p b.p``,
+                       ``h.p m.w b.p``, one feature per distinct tag
+=====================  ==================================================================
 
-(a) and (b) are instantiated for (w, t) in (form, upos), (form, xpos), (lemma, upos),
-(prefix, upos) (the paper adds its word features for 5-character prefixes too), (c) for
-t in (upos, xpos); duplicates are dropped. As in MSTParser every arc feature is emitted
-twice: plain and conjoined with direction and binned distance (1, 2, 3, 4, 5, 6-10, >10).
-The ``reduced`` set keeps (w, t) = (form, upos) and t = upos only, for fast experiments.
-On en_ewt train (all n^2 candidate arcs) this gives 169 features per arc for ``full``
-(74 templates) and 60 for ``reduced`` (25 templates).
+85 templates, 114 features per arc on en_ewt train (all n^2 candidate arcs; 35 of them
+from the in-between templates). ``eval/tune_first_order.py`` compares it (perceptron, 2
+epochs, en_ewt dev, same label templates) with the first table, McDonald, Crammer,
+Pereira (2005) Table 1 with every feature also conjoined with direction and binned
+distance (166 features per arc): UAS 86.19 against 85.25. Conjoining the new table as
+MSTParser does, instead of with the direction alone, adds 0.0 - 0.2 for twice the
+features; XPOS copies of the pair, context and in-between templates add 0.06 for 32
+more templates. The ``reduced`` set (21 templates, 26 features per arc) keeps the h/m
+tokens, the pairs, the one-neighbour tag contexts, distance and the in-between tags.
 
 Higher-order templates (``docs/algorithms.md`` section 1; w = form, t = UPOS unless
-written out). Every table but VALENCY is conjoined like the arcs: each feature plain and
-with the side and binned distance of (h, m). Features per part (``full`` / ``reduced``)
-are measured on en_ewt dev with candidate arcs pruned to 5 heads per word.
+written out). Every table but VALENCY is conjoined as MSTParser conjoins arc features:
+each feature plain and with the side and binned distance of (h, m). Features per part
+(``full`` / ``reduced``) are measured on en_ewt dev with candidate arcs pruned to 5 heads
+per word.
 
 GRANDPARENT (g, h, m), rows ``(h, m, g)``: x is g, 0 for the root. 24 / 8.
     After Carreras (2007) and Koo and Collins (2010): tag trigrams ``x.t h.t m.t`` for
@@ -73,8 +86,14 @@ NONPROJ (h, m), rows ``(h, m, -1)``. 26 / 8 (33 unpruned).
 
 Label templates (scored against a dense ``(2**label_bits, n_labels)`` matrix, hence
 neither conjoined with the label nor with direction/distance, which appear as atoms):
-head and modifier word, lemma, UPOS, XPOS and their pairs, the modifier's prefix, suffix
-and shape, direction and distance with the POS pair, and the neighbours' UPOS.
+the words, lemmas, tags and affixes of h and m; their pairs, plain and with the direction;
+bilexical and word-tag pairs with UPOS and XPOS; distance, binned and exact, with the
+tags; tag and word context of m (m-2 .. m+2) and h (h-1, h+1) with the other word's tag;
+in-between tags, plain and counted, with the tag pair. TurboParser conjoins every arc
+feature with the label; our label matrix makes that too slow (every label template costs
+``n_labels`` multiply-adds per candidate arc), so the table keeps those that paid off on
+en_ewt dev: going from 34 to 67 templates (85 features per arc) raised LAS from 83.56 to
+85.40 and UAS from 86.19 to 87.18 (the best label's score is part of the arc's score).
 """
 
 from __future__ import annotations
@@ -94,7 +113,7 @@ TEMPLATE_SETS = ("full", "reduced")
 
 _ANCHORS = {"h": K.ANCHOR_H, "m": K.ANCHOR_M, "x": K.ANCHOR_X, "b": K.ANCHOR_B}
 _ARC_FIELDS = {"dir": K.ARC_DIR, "dist": K.ARC_DIST, "order": K.ARC_ORDER, "xdist": K.ARC_XDIST,
-               "k": K.ARC_K}
+               "k": K.ARC_K, "len": K.ARC_LEN, "bcount": K.ARC_BCOUNT}
 
 Kernel = Callable[[np.ndarray, np.ndarray, np.ndarray, int, int], tuple[np.ndarray, np.ndarray]]
 
@@ -200,52 +219,75 @@ class PartTemplates:
         return self.kernel(ids, rows, self.tables[template_set], self.salt, bits)
 
 
-def _unique(specs):
-    return tuple(dict.fromkeys(specs))
+def _with_direction(specs: list[str]) -> tuple[str, ...]:
+    """Every template with ``arc.dir`` appended (``bias`` becomes ``arc.dir``)."""
+    return tuple("arc.dir" if spec == "bias" else f"{spec} arc.dir" for spec in specs)
 
 
-def _head_modifier(w: str, t: str) -> list[str]:
-    """Table 1 (a) and (b) for word field ``w`` and tag field ``t``, plus MSTParser's two."""
-    return [f"h.{w} h.{t}", f"h.{w}", f"h.{t}", f"m.{w} m.{t}", f"m.{w}", f"m.{t}",
-            f"h.{w} h.{t} m.{w} m.{t}", f"h.{t} m.{w} m.{t}", f"h.{w} m.{w} m.{t}",
-            f"h.{w} h.{t} m.{t}", f"h.{w} h.{t} m.{w}", f"h.{w} m.{w}", f"h.{t} m.{t}",
-            f"h.{w} m.{t}", f"h.{t} m.{w}"]
+def _token(a: str) -> list[str]:
+    """TurboParser's token templates of the word at ``a`` (an anchor and an offset)."""
+    return [f"{a}.upos", f"{a}.xpos", f"{a}.form", f"{a}.lemma", f"{a}.form {a}.upos"]
 
 
-def _context(t: str) -> list[str]:
-    """Table 1 (c) for tag field ``t``: in-between, surrounding 4-grams, trigram back-offs."""
-    return [f"h.{t} b.{t} m.{t}",
-            f"h.{t} h+1.{t} m-1.{t} m.{t}", f"h-1.{t} h.{t} m-1.{t} m.{t}",
-            f"h.{t} h+1.{t} m.{t} m+1.{t}", f"h-1.{t} h.{t} m.{t} m+1.{t}",
-            f"h-1.{t} h.{t} m.{t}", f"h.{t} h+1.{t} m.{t}",
-            f"h.{t} m-1.{t} m.{t}", f"h.{t} m.{t} m+1.{t}"]
+_PAIR = ["h.upos m.upos", "h.form m.form", "h.upos m.form", "h.upos m.form m.upos",
+         "h.form m.upos", "h.form h.upos m.upos", "h.form h.upos m.form m.upos"]
+_TAG_CONTEXT = [f"h.upos m.upos {c}" for c in (
+    "h-1.upos", "h+1.upos", "m-1.upos", "m+1.upos", "h-1.upos m-1.upos", "h+1.upos m+1.upos",
+    "h-1.upos m+1.upos", "h+1.upos m-1.upos", "h-1.upos h+1.upos m-1.upos m+1.upos")]
+_DISTANCE = ["arc.len", "h.upos arc.dist", "m.upos arc.dist", "h.upos m.upos arc.dist"]
+_BETWEEN = ["b.upos arc.bcount", "h.upos m.upos b.upos arc.bcount", "h.upos m.upos b.upos",
+            "h.form m.form b.upos", "h.form m.upos b.upos", "h.upos m.form b.upos"]
 
 
-_ARC_EXTRA = ["bias", "h.suffix h.upos", "m.suffix m.upos", "h.shape", "m.shape"]
+def _arc_full() -> list[str]:
+    specs = ["bias"] + _token("h") + _token("m")
+    for a in ("h-1", "h+1", "m-1", "m+1", "h-2", "h+2", "m-2", "m+2"):
+        specs += _token(a)
+    for a in ("h", "m"):
+        specs += [f"{a}.upos {a}-1.upos", f"{a}.upos {a}-1.upos {a}-2.upos",
+                  f"{a}.upos {a}+1.upos", f"{a}.upos {a}+1.upos {a}+2.upos"]
+    return specs + _PAIR + _TAG_CONTEXT + _DISTANCE + _BETWEEN
+
 
 ARC_TEMPLATES = PartTemplates(
     name="arc",
-    full=_unique(["bias"]
-                 + [s for w, t in (("form", "upos"), ("form", "xpos"), ("lemma", "upos"),
-                                   ("prefix", "upos")) for s in _head_modifier(w, t)]
-                 + _context("upos") + _context("xpos") + _ARC_EXTRA),
-    reduced=_unique(["bias"] + _head_modifier("form", "upos") + _context("upos")),
-    conjoin=True,
+    full=_with_direction(_arc_full()),
+    reduced=_with_direction(["bias", "h.upos", "h.form", "h.form h.upos", "m.upos", "m.form",
+                             "m.form m.upos"] + _PAIR + _TAG_CONTEXT[:4]
+                            + ["arc.len", "h.upos m.upos arc.dist", "h.upos m.upos b.upos"]),
+    conjoin=False,
 )
 
 LABEL_TEMPLATES = PartTemplates(
     name="label",
     full=(
-        "bias",
-        "h.form", "h.lemma", "h.upos", "h.xpos", "m.form", "m.lemma", "m.upos", "m.xpos",
-        "m.prefix", "m.suffix", "m.shape", "m.suffix m.upos",
+        # h and m alone
+        "bias", "h.form", "h.lemma", "h.upos", "h.xpos", "m.form", "m.lemma", "m.upos",
+        "m.xpos", "m.prefix", "m.suffix", "m.shape", "m.suffix m.upos", "h.suffix h.upos",
+        # pairs
         "h.upos m.upos", "h.xpos m.xpos", "h.lemma m.lemma", "h.upos m.form",
         "h.form m.upos", "h.upos m.lemma", "h.lemma m.upos",
-        "arc.dir", "arc.dir arc.dist", "arc.dir m.upos", "arc.dir m.lemma",
-        "arc.dir h.upos m.upos", "arc.dir arc.dist m.upos", "arc.dir arc.dist h.upos m.upos",
+        # with the direction
+        "arc.dir", "m.form arc.dir", "h.form arc.dir", "arc.dir m.upos", "arc.dir m.lemma",
+        "m.shape m.upos arc.dir", "arc.dir h.upos m.upos", "h.upos m.form arc.dir",
+        "h.lemma m.lemma arc.dir", "h.xpos m.xpos arc.dir", "h.lemma m.upos arc.dir",
+        "h.upos m.suffix arc.dir", "h.form m.form arc.dir", "h.xpos m.form arc.dir",
+        "h.form m.xpos arc.dir", "h.form h.upos m.form m.upos arc.dir",
+        # distance
+        "arc.dir arc.dist", "arc.dir arc.dist m.upos", "arc.dir arc.dist m.xpos",
+        "arc.dir arc.dist h.upos m.upos", "arc.dir arc.len m.upos",
+        "h.upos m.upos arc.len arc.dir",
+        # context of m and h
         "m-1.upos m.upos", "m.upos m+1.upos", "m-1.upos m.upos m+1.upos",
-        "h.upos m-1.upos m.upos", "h.upos m.upos m+1.upos",
-        "h-1.upos h.upos", "h.upos h+1.upos",
+        "m-2.upos m-1.upos m.upos", "m.upos m+1.upos m+2.upos",
+        "m-1.form", "m+1.form", "m-1.form m.upos", "m.upos m+1.form", "m-1.upos m.form",
+        "m.form m+1.upos", "h.upos m-1.upos m.upos", "h.upos m.upos m+1.upos",
+        "h.upos m.upos m-1.upos m+1.upos arc.dir",
+        "h-1.upos h.upos", "h.upos h+1.upos", "h-1.upos h.upos m.upos", "h.upos h+1.upos m.upos",
+        "h-1.form h.upos", "h.upos h+1.form",
+        # in between
+        "b.upos arc.dir", "b.upos arc.bcount arc.dir", "h.upos m.upos b.upos",
+        "h.upos m.upos b.upos arc.bcount arc.dir",
     ),
     reduced=(
         "bias", "h.form", "h.upos", "m.form", "m.upos", "m.suffix", "h.upos m.upos",
@@ -254,6 +296,7 @@ LABEL_TEMPLATES = PartTemplates(
     ),
     conjoin=False,
 )
+
 
 def _conjoined(specs: list[str], atoms: str) -> list[str]:
     """Every template of ``specs`` with the part atoms ``atoms`` appended (``bias``: alone)."""

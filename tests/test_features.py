@@ -56,6 +56,11 @@ def distance_bin(h: int, m: int) -> int:
     return 7 if d == 0 else d - 1 if d <= 5 else 5 if d <= 10 else 6
 
 
+def length_bin(h: int, m: int) -> int:
+    d = abs(h - m)
+    return d if d <= 10 else 11 if d <= 20 else 12 if d <= 30 else 13 if d <= 40 else 14
+
+
 def twin_part_values(h: int, m: int, x: int, n: int, valency: bool) -> dict[int, int]:
     """The part atoms of ``(h, m, x)`` (or of a valency part ``(h, side, k)``)."""
     if valency:
@@ -80,11 +85,17 @@ def twin_features(ids: np.ndarray, rows: np.ndarray, templates: tuple[Template, 
     out = []
     for _, h, m, x in rows.tolist():
         part = twin_part_values(h, m, x, n, valency)
+        if not valency:
+            part[K.ARC_LEN] = length_bin(h, m)
         where = {K.ANCHOR_H: h, K.ANCHOR_M: m, K.ANCHOR_X: x}
         feats = []
 
         def value(anchor, offset, field, b):
             if anchor == K.ANCHOR_ARC:
+                if field == K.ARC_BCOUNT:  # occurrences of b's value between h and m
+                    _, _, bf = t.atoms[t.between]
+                    same = sum(word(bf, i) == word(bf, b) for i in range(min(h, m) + 1, max(h, m)))
+                    return min(same, K.MAX_BCOUNT)
                 return part[field]
             if anchor == K.ANCHOR_M and m == h:
                 return K.START
@@ -226,6 +237,35 @@ def test_x_anchor_and_positions_beyond_the_sentence():
     assert got == twin_indices(twin_features(ids, rows, table.templates["full"], table.salt, 20))
 
 
+def test_length_and_between_count_atoms():
+    """``arc.len`` and ``arc.bcount`` (with its in-between atom), against the twin."""
+    table = PartTemplates("test", full=("h.upos b.upos arc.bcount arc.dir", "arc.len",
+                                        "b.upos arc.bcount", "m.upos b.xpos arc.len arc.bcount",
+                                        "bias"),
+                          reduced=(), conjoin=True)
+    rng = np.random.default_rng(3)
+    for n in (1, 6, 12 if JIT else 7):
+        ids = random_ids(rng, n, vocab_size=6)
+        rows = arc_parts(n).index
+        indptr, indices = table.features(ids, rows, "full", 22)
+        got = [indices[indptr[r]:indptr[r + 1]].tolist() for r in range(len(rows))]
+        assert got == twin_indices(twin_features(ids, rows, table.templates["full"],
+                                                 table.salt, 22))
+    assert [int(K.length_bin(0, d)) for d in (0, 1, 10, 11, 20, 21, 31, 40, 41, 99)] == \
+        [0, 1, 10, 11, 11, 12, 13, 13, 14, 14]
+    # the count tells "one comma between" from "two commas between": tag t at words 2, 4
+    ids = np.full((len(FIELDS), 6), N_SPECIAL, dtype=np.int32)
+    ids[:, 0] = ROOT_ID
+    ids[FIELDS.index("upos"), [2, 4]] = N_SPECIAL + 1
+    one = PartTemplates("t2", full=("b.upos arc.bcount",), reduced=(), conjoin=False)
+    _, idx = one.features(ids, np.array([[1, 1, 3, -1], [1, 1, 5, -1]]), "full", 20)
+    # (1, 3) spans tag t once; (1, 5) spans t twice, then another tag once
+    assert len(idx) == 3 and len(set(idx.tolist())) == 3
+    with pytest.raises(ValueError):
+        PartTemplates("t3", full=("h.upos arc.bcount",), reduced=(), conjoin=False).features(
+            ids, np.array([[1, 1, 3, -1]]), "full", 20)
+
+
 # ---------------------------------------------------------------------------------------
 # Template semantics
 
@@ -241,24 +281,25 @@ def test_template_parsing():
     assert parse_atom("arc.xdist") == (K.ANCHOR_ARC, 0, K.ARC_XDIST)
     assert parse_atom("arc.k") == (K.ANCHOR_ARC, 0, K.ARC_K)
     with pytest.raises(ValueError):
-        Template.parse("t", "h.form h.upos m.form m.upos m.xpos arc.dir", True)
+        Template.parse("t", "h.form h.upos h-1.upos m.form m.upos m+1.upos m.xpos arc.dir", True)
     with pytest.raises(ValueError):
         Template.parse("t", "h.upos b.upos b.xpos", True)
     with pytest.raises(ValueError):
         PartTemplates("t", full=("h.form",), reduced=("m.form",), conjoin=True)
     # template ids depend on the table name and the template's text only
-    assert Template.parse("arc", "h.form", True).tid == \
-        next(t.tid for t in ARC_TEMPLATES.templates["full"] if t.spec == "h.form")
+    assert Template.parse("arc", "h.form arc.dir", False).tid == \
+        next(t.tid for t in ARC_TEMPLATES.templates["full"] if t.spec == "h.form arc.dir")
     assert Template.parse("arc", "h.form", True).tid != Template.parse("label", "h.form", True).tid
 
 
 def test_template_counts():
     full, reduced = ARC_TEMPLATES.templates["full"], ARC_TEMPLATES.templates["reduced"]
     assert {t.spec for t in reduced} < {t.spec for t in full}
-    assert sum(t.between >= 0 for t in full) == 2  # UPOS and XPOS in-between templates
-    assert 60 <= len(full) <= 100 and 20 <= len(LABEL_TEMPLATES.templates["full"]) <= 40
-    assert all(t.conjoin for t in full) and not any(
-        t.conjoin for t in LABEL_TEMPLATES.templates["full"])
+    assert sum(t.between >= 0 for t in full) == 6  # in-between tags, plain and counted
+    assert 60 <= len(full) <= 100 and 40 <= len(LABEL_TEMPLATES.templates["full"]) <= 80
+    # TurboParser's arc features: every one carries the direction, none is conjoined
+    assert all(t.spec.endswith("arc.dir") and not t.conjoin for t in full)
+    assert not any(t.conjoin for t in LABEL_TEMPLATES.templates["full"])
 
 
 def test_rows_align_with_parts(extractor):
@@ -275,43 +316,44 @@ def test_rows_align_with_parts(extractor):
         assert kernel_rows(one) == [full[i]]
 
 
-def test_direction_changes_only_conjoined_features(extractor):
-    """In "x x x x x" the arcs (2, 4) and (4, 2) see the same words everywhere."""
-    s = sentence("x x x x x")
+def test_direction_changes_every_arc_feature(extractor):
+    """In "x x x x x x x" the arcs (3, 5) and (5, 3) see the same words within two
+    positions of h and m: only the direction tells them apart."""
+    s = sentence("x x x x x x x")
     enc = extractor.encode(s)
-    arcs = np.array([[2, 4], [4, 2]])
-    rows = arc_parts(5, arcs).index
+    arcs = np.array([[3, 5], [5, 3]])
+    rows = arc_parts(7, arcs).index
     twin = twin_features(enc.ids, rows, ARC_TEMPLATES.templates["full"], ARC_TEMPLATES.salt, 20)
-    assert kernel_rows(extractor.part_features(enc, arc_parts(5, arcs))) == twin_indices(twin)
-    right, left = twin
-    assert [f for f in right if not f[1]] == [f for f in left if not f[1]]
-    conj_right = {f[2] for f in right if f[1]}
-    conj_left = {f[2] for f in left if f[1]}
-    assert len(conj_right & conj_left) <= 1  # disjoint up to a rare hash collision
-    # label features see direction through the arc.dir atoms
+    assert kernel_rows(extractor.part_features(enc, arc_parts(7, arcs))) == twin_indices(twin)
+    right, left = ({f[2] for f in row} for row in twin)
+    assert len(right & left) <= 1  # disjoint up to a rare hash collision
+    # label features see direction through the arc.dir atoms (one word in between: one
+    # feature per template)
     lab = kernel_rows(extractor.label_features(enc, arcs))
     specs = [t.spec for t in LABEL_TEMPLATES.templates["full"]]
+    assert len(lab[0]) == len(lab[1]) == len(specs)
     differ = {spec for spec, a, b in zip(specs, *lab) if a != b}
     assert differ == {s for s in specs if "arc.dir" in s}
 
 
 def test_features_depend_on_head_and_modifier(extractor):
-    s = TRAIN[3]
+    s = TRAIN[3]  # The old man saw a dog in the park yesterday .
     enc = extractor.encode(s)
-    arcs = np.array([[3, 4], [3, 6], [9, 6]])
+    arcs = np.array([[3, 4], [3, 6], [1, 6]])  # all to the right
     twin = twin_features(enc.ids, arc_parts(len(s), arcs).index,
                          ARC_TEMPLATES.templates["full"], ARC_TEMPLATES.salt, 20)
-    plain = [{spec: i for spec, conj, i in row if not conj and "b." not in spec} for row in twin]
+    plain = [{spec: i for spec, _, i in row if "b." not in spec} for row in twin]
     # same head: head unigrams agree, modifier unigrams differ
-    assert plain[0]["h.form h.upos"] == plain[1]["h.form h.upos"]
-    assert plain[0]["m.form"] != plain[1]["m.form"]
+    assert plain[0]["h.form h.upos arc.dir"] == plain[1]["h.form h.upos arc.dir"]
+    assert plain[0]["m.form arc.dir"] != plain[1]["m.form arc.dir"]
     # same modifier: the reverse
-    assert plain[1]["m.form m.upos"] == plain[2]["m.form m.upos"]
-    assert plain[1]["h.form"] != plain[2]["h.form"]
+    assert plain[1]["m.form m.upos arc.dir"] == plain[2]["m.form m.upos arc.dir"]
+    assert plain[1]["h.form arc.dir"] != plain[2]["h.form arc.dir"]
+    assert plain[0]["arc.len arc.dir"] != plain[1]["arc.len arc.dir"]
     # in-between: one feature per distinct tag strictly between h and m
-    between = [[spec for spec, conj, _ in row if spec == "h.upos b.upos m.upos" and not conj]
+    between = [[spec for spec, _, _ in row if spec == "h.upos m.upos b.upos arc.dir"]
                for row in twin]
-    assert [len(b) for b in between] == [0, 2, 2]  # (3,6): VERB DET; (9,6): ADP DET
+    assert [len(b) for b in between] == [0, 2, 4]  # VERB DET; ADJ NOUN VERB DET
 
 
 # ---------------------------------------------------------------------------------------
@@ -329,10 +371,15 @@ def test_shapes_and_dtypes(extractor):
         assert F.data.dtype == np.float64 and np.all(F.data == 1.0)
         assert F.indices.min() >= 0 and F.indices.max() < 2**20
         per_arc = np.diff(F.indptr)
-        assert per_arc.min() >= 2 * (len(ARC_TEMPLATES.full) - 2)
+        # one feature per template, but none or several per in-between template
+        arc_templates = ARC_TEMPLATES.templates["full"]
+        assert per_arc.min() >= sum(t.between < 0 for t in arc_templates)
+        assert per_arc.max() <= len(arc_templates) + (len(s) - 1) * sum(
+            t.between >= 0 for t in arc_templates)
         L = extractor.label_features(enc, parts.arcs)
         assert L.shape == (len(parts), 2**16) and L.indices.dtype == np.int32
-        assert np.all(np.diff(L.indptr) == len(LABEL_TEMPLATES.full))
+        assert np.diff(L.indptr).min() >= sum(
+            t.between < 0 for t in LABEL_TEMPLATES.templates["full"])
         w = np.ones(2**20)
         assert np.allclose(F @ w, per_arc)
 
@@ -435,7 +482,7 @@ def test_hashes_identical_in_another_process():
     assert theirs[0][:4] == PINNED_FIRST_FEATURES
 
 
-PINNED_FIRST_FEATURES = [2203647, 4019795, 1355591, 859593]  # arc (0, 1): bias, h.form h.upos
+PINNED_FIRST_FEATURES = [1329218, 98698, 837643, 3456141]  # arc (0, 1): arc.dir, h.upos arc.dir
 
 
 def test_vocabulary_json_round_trip():

@@ -55,7 +55,7 @@ class SubgradientTrainer(OnlineTrainer):
     Pegasos (the subgradient averaged over the batch, one step per batch).
     """
 
-    def __init__(self, *, lambda_: float = 1e-4, eta: float | str = 0.0, relaxed=None,
+    def __init__(self, *, lambda_: float = 1e-5, eta: float | str = 0.0, relaxed=None,
                  t0: int | None = None, project: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)
         if lambda_ <= 0:
