@@ -61,7 +61,7 @@ def _add_train(sub) -> None:
                    "Pegasos steps, averaged; default) or perceptron")
     p.add_argument("--epochs", type=int, default=10, help="passes over the data (default 10)")
     p.add_argument("--lambda", dest="lambda_", type=float, default=None,
-                   help="regularization constant of the ssg trainer (default 1e-4)")
+                   help="regularization constant of the ssg trainer (default 1e-5)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0): same seed, "
                    "same model")
     p.add_argument("--multi-root", action="store_true",
@@ -73,36 +73,57 @@ def _add_train(sub) -> None:
                    help="log2 of the number of hashed label features")
     p.add_argument("--format", choices=["auto", "conllu", "conllx"], default="auto",
                    help="input format (default: from the file suffix)")
+    p.add_argument("--no-tagger", action="store_true",
+                   help="train no tagger: the parser learns from the gold UPOS/XPOS/LEMMA of "
+                        "the treebank, as before (parse then needs tagged CoNLL-U input)")
+    p.add_argument("--jackknife", type=int, default=10, metavar="K",
+                   help="the parser is trained on tags predicted by K-fold jackknifing "
+                        "(default 10)")
+    p.add_argument("--tagger-epochs", type=int, default=None, metavar="N",
+                   help="perceptron epochs of the tagger (default 8)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="decode an epoch's sentences on N processes (default 1)")
     p.set_defaults(run=_train)
 
 
 def _train(args) -> None:
     from .pipeline import Parser, TrainConfig
 
+    _positive(jackknife=args.jackknife, tagger_epochs=args.tagger_epochs, jobs=args.jobs)
     train = read_treebank(args.train, fmt=args.format, require_tree=True)
     dev = read_treebank(args.dev, fmt=args.format, require_tree=True) if args.dev else None
     config = TrainConfig(
         trainer=args.trainer, decoder=args.decoder or ("mst" if args.order == "1" else "ilp"),
         single_root=not args.multi_root, epochs=args.epochs, seed=args.seed,
-        trainer_options=_given(lambda_=args.lambda_, eta=_eta(args.eta)),
+        trainer_options=_given(lambda_=args.lambda_, eta=_eta(args.eta), jobs=args.jobs),
         decoder_options=_given(solver=args.solver, time_limit=args.time_limit, flow=args.flow),
         features=_given(bits=args.bits, label_bits=args.label_bits),
         parts=dict(order=args.order, **_given(consecutive_siblings=args.consecutive_siblings
                                               or None)),
-        pruner=_given(max_heads=args.max_heads))
+        pruner=_given(max_heads=args.max_heads),
+        tagger=None if args.no_tagger else _given(epochs=args.tagger_epochs),
+        jackknife=args.jackknife)
     start = time.perf_counter()
     try:
         parser = Parser.train(train, config, dev, progress=sys.stderr.isatty())
     except ValueError as error:
         raise UsageError(str(error)) from None
     parser.save(args.model)
-    log.info("trained on %d sentences in %.1f s; model written to %s", len(train),
-             time.perf_counter() - start, args.model)
+    log.info("trained on %d sentences in %.1f s; model written to %s (%s)", len(train),
+             time.perf_counter() - start, args.model,
+             ", ".join(["parser"] + [name for name in ("tokenizer", "tagger")
+                                     if getattr(parser, name) is not None]))
 
 
 def _given(**options) -> dict:
     """The options that were given on the command line."""
     return {k: v for k, v in options.items() if v is not None}
+
+
+def _positive(**options) -> None:
+    for name, value in options.items():
+        if value is not None and value < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
 
 
 def _eta(text: str | None) -> float | str | None:
@@ -116,39 +137,98 @@ def _eta(text: str | None) -> float | str | None:
 
 # -- parse ---------------------------------------------------------------------------
 
+TEXT_SUFFIXES = frozenset({".txt"})
+
+
 def _add_parse(sub) -> None:
-    p = sub.add_parser("parse", help="parse CoNLL-U with a trained model",
-                       description="Predict HEAD and DEPREL for every sentence of a CoNLL-U "
-                                   "file; every other column, comment, multiword-token line "
-                                   "and empty node is written back unchanged.")
+    p = sub.add_parser("parse", help="parse raw text or CoNLL-U with a trained model",
+                       description="Parse raw text (--text, or --format text): it is split "
+                                   "into sentences and tokens, tagged and parsed, and written "
+                                   "as CoNLL-U with # sent_id and # text. Or parse CoNLL-U: "
+                                   "HEAD and DEPREL are predicted (UPOS, XPOS and FEATS too "
+                                   "with --retag); every other column, comment, multiword-"
+                                   "token line and empty node is written back unchanged.")
     p.add_argument("--model", required=True, metavar="M", help="model file (.npz)")
+    p.add_argument("--text", metavar="TEXT", help="raw text to parse (instead of --input)")
     p.add_argument("--input", metavar="FILE", help="input (default: standard input)")
     p.add_argument("--output", metavar="FILE", help="output (default: standard output)")
-    p.add_argument("--format", choices=["auto", "conllu", "conllx"], default="auto",
-                   help="input format (default: from the file suffix; CoNLL-U on stdin)")
+    p.add_argument("--format", choices=["auto", "conllu", "conllx", "text"], default="auto",
+                   help="input format: text is plain text (paragraphs separated by blank "
+                        "lines); default: from the file suffix (.txt: text, .conll/.conllx: "
+                        "CoNLL-X, else CoNLL-U; CoNLL-U on standard input)")
+    p.add_argument("--retag", action="store_true",
+                   help="CoNLL-U input: replace UPOS, XPOS and FEATS by the model's tagger "
+                        "(by default the given tags are kept)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="parse on N processes (default 1); the output is the same")
     p.set_defaults(run=_parse)
 
 
 def _parse(args) -> None:
-    from .pipeline import Parser
+    from .pipeline import MissingComponentError, Parser
 
+    if args.text is not None and args.input:
+        raise UsageError("give either --text or --input, not both")
+    _positive(jobs=args.jobs)
+    fmt = _parse_format(args)
+    if args.text is not None and fmt != "text":
+        raise UsageError(f"--text is raw text; it cannot be read as {fmt}")
     parser = Parser.load(args.model)
-    sentences = read_conllu(args.input if args.input else sys.stdin.buffer, fmt=args.format)
-    parsed = parser.parse(sentences)
-    if args.output:
-        with atomic_write(args.output) as out:
-            write_conllu(parsed, out)
-    else:
-        write_conllu(parsed, sys.stdout)
+    try:
+        if fmt == "text":
+            parser.require("tokenizer", "parse raw text")    # before any input is read
+            parser.require("tagger", "parse raw text")
+            text = args.text if args.text is not None else _read_text(args.input)
+            parsed = parser.parse(parser.tokenize(text), retag=True, jobs=args.jobs)
+        else:
+            if args.retag:
+                parser.require("tagger", "tag words (--retag)")
+            sentences = read_conllu(args.input if args.input else sys.stdin.buffer, fmt=fmt)
+            parsed = parser.parse(sentences, retag=args.retag, jobs=args.jobs)
+        if args.output:
+            with atomic_write(args.output) as out:
+                write_conllu(parsed, out)
+        else:
+            write_conllu(parsed, sys.stdout)
+    except MissingComponentError as error:
+        raise UsageError(str(error)) from None
+
+
+def _parse_format(args) -> str:
+    if args.text is not None:
+        return "text" if args.format == "auto" else args.format
+    if args.format == "auto" and args.input and Path(args.input).suffix.lower() in TEXT_SUFFIXES:
+        return "text"
+    return args.format
+
+
+def _read_text(path: str | None) -> str:
+    """All of a UTF-8 text file (or standard input); bad UTF-8 is a located error."""
+    name = path or "<stdin>"
+    try:
+        data = Path(path).read_bytes() if path else sys.stdin.buffer.read()
+    except OSError as error:
+        raise CorpusError(name, None, f"cannot open: {error.strerror}") from None
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise CorpusError(name, line, f"not valid UTF-8 (byte 0x{data[error.start]:02x}); "
+                                      "the text must be encoded in UTF-8") from None
 
 
 # -- eval ----------------------------------------------------------------------------
 
 def _add_eval(sub) -> None:
-    p = sub.add_parser("eval", help="attachment scores of a parse against gold",
-                       description="UAS, LAS and label accuracy over all syntactic words "
-                                   "(multiword-token ranges and empty nodes excluded, as the "
-                                   "CoNLL 2018 script counts) and without punctuation.")
+    p = sub.add_parser("eval", help="scores of a parse against gold",
+                       description="CoNLL 2018 shared-task scores: tokens, sentences and "
+                                   "words F1, then UPOS, XPOS, UAS and LAS F1 over the words "
+                                   "aligned by character offsets, so the predicted file may "
+                                   "be tokenized differently from the gold one (both must "
+                                   "spell the same text). When the tokenization is identical, "
+                                   "also UAS, LAS and label accuracy over all syntactic words "
+                                   "(multiword-token ranges and empty nodes excluded) and "
+                                   "without punctuation.")
     p.add_argument("--gold", required=True, metavar="G", help="gold treebank")
     p.add_argument("--pred", required=True, metavar="P", help="predicted treebank")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -156,16 +236,36 @@ def _add_eval(sub) -> None:
 
 
 def _eval(args) -> None:
-    from .evaluate import attachment_scores
+    from .evaluate import METRICS, attachment_scores, conll18_scores, same_tokenization
 
-    scores = attachment_scores(read_conllu(args.gold), read_conllu(args.pred)).to_json()
+    gold, pred = list(read_conllu(args.gold)), list(read_conllu(args.pred))
+    try:
+        aligned = conll18_scores(gold, pred).to_json()
+    except ValueError as error:           # e.g. a token without a non-space character
+        raise UsageError(f"cannot align {args.pred} with {args.gold}: {error}") from None
+    identical = same_tokenization(gold, pred)
+    scores = {"identical_tokenization": identical, "conll18": aligned}
+    if identical:
+        scores.update(attachment_scores(gold, pred).to_json())
     if args.json:
         print(json.dumps(scores, indent=2))
         return
-    print(f"{'':12} {'words':>7} {'UAS':>7} {'LAS':>7} {'LAS-full':>8} {'label':>7}")
-    for name, s in (("all words", scores["all_words"]), ("no punct", scores["no_punct"])):
-        print(f"{name:12} {s['words']:7d} {s['uas']:7.2f} {s['las']:7.2f} "
-              f"{s['las_full']:8.2f} {s['label_acc']:7.2f}")
+    names = {"tokens": "Tokens", "sentences": "Sentences", "words": "Words", "upos": "UPOS",
+             "xpos": "XPOS", "uas": "UAS", "las": "LAS"}
+    print(f"{'metric':10} {'precision':>9} {'recall':>7} {'F1':>7} {'aligned acc':>11}")
+    for name in METRICS:
+        s = aligned[name]
+        accuracy = f"{s['aligned_accuracy']:11.2f}" if name in ("upos", "xpos", "uas", "las") \
+            else ""
+        print(f"{names[name]:10} {s['precision']:9.2f} {s['recall']:7.2f} {s['f1']:7.2f} "
+              f"{accuracy}".rstrip())
+    if identical:
+        print()
+        print(f"{'':12} {'words':>7} {'UAS':>7} {'LAS':>7} {'LAS-full':>8} {'label':>7}")
+        for name in ("all_words", "no_punct"):
+            s = scores[name]
+            print(f"{name.replace('_', ' '):12} {s['words']:7d} {s['uas']:7.2f} "
+                  f"{s['las']:7.2f} {s['las_full']:8.2f} {s['label_acc']:7.2f}")
 
 
 # -- gap -----------------------------------------------------------------------------

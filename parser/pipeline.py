@@ -1,23 +1,32 @@
 """Training and parsing end to end: the :class:`Parser` facade of the Python API.
 
->>> from parser.pipeline import Parser                      # doctest: +SKIP
->>> parser = Parser.load("model.npz")                       # doctest: +SKIP
->>> for sentence in parser.parse(read_conllu("in.conllu")): # doctest: +SKIP
+A model file holds the parser and, when they were trained with it, the tokenizer
+(:class:`corpora.tokenizer.Tokenizer`) and the tagger (:class:`parser.tagging.Tagger`),
+so that one file takes raw text to trees:
+
+>>> from parser.pipeline import Parser                       # doctest: +SKIP
+>>> parser = Parser.load("model.npz")                        # doctest: +SKIP
+>>> for sentence in parser.parse_text("The cat sat. It purred."):  # doctest: +SKIP
 ...     print(sentence.to_text())
 """
 
 from __future__ import annotations
 
 import inspect
+import itertools
 import logging
+import multiprocessing
+import signal
+from collections import deque
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
 import numpy as np
 
 from corpora.sentence import Sentence
+from corpora.tokenizer import Tokenizer
 from decoders import DECODERS, Decoder
 from decoders.higher_order import build_parts
 from features.extractor import FeatureConfig, FeatureExtractor
@@ -27,14 +36,32 @@ from .evaluate import attachment_scores
 from .inference import predict
 from .model import Example, LinearModel
 from .pruning import Pruner
+from .tagging import Tagger, jackknife
 from .trainers import TRAINERS, Trainer, TrainReport
 
 log = logging.getLogger("polyparse.train")
 
+LEMMA_COLUMN = 2
+TAGGER_EPOCHS = 8
+CHUNK = 64
+"""Sentences tagged together and sent to a worker process at a time."""
+
 
 @dataclass
 class TrainConfig:
-    """Everything that decides a training run (stored in the model file)."""
+    """Everything that decides a training run (stored in the model file).
+
+    ``tokenizer`` and ``tagger`` are the options of the :class:`~corpora.tokenizer.Tokenizer`
+    and of the :class:`~parser.tagging.Tagger` (plus ``"epochs"``, default 8) trained
+    with the parser, or ``None`` for none. The tokenizer is trained by default, when the
+    treebank has ``# text`` comments. The tagger is trained when ``tagger`` is a dict
+    (``{}`` for the defaults; ``polyparse train`` does so unless ``--no-tagger``); the
+    default ``None`` keeps the parser on the treebank's gold tags, as before, so that
+    experiments on gold tags keep their meaning. With a tagger the parser is trained on
+    tags predicted by ``jackknife``-fold cross-tagging, and without lemmas
+    (``lemmas=None`` means: lemmas only when there is no tagger), since the raw-text
+    pipeline predicts none.
+    """
 
     trainer: str = "ssg"
     decoder: str = "mst"
@@ -48,6 +75,10 @@ class TrainConfig:
     relaxed_decoder: str = "lp"                    # SSG-eta's relaxed inference
     prune: bool | None = None                      # default: for higher-order models
     pruner: dict = field(default_factory=dict)     # threshold, max_heads, epochs
+    tokenizer: dict | None = field(default_factory=dict)
+    tagger: dict | None = None
+    jackknife: int = 10
+    lemmas: bool | None = None
 
     @property
     def order(self) -> str:
@@ -56,6 +87,11 @@ class TrainConfig:
     @property
     def pruned(self) -> bool:
         return self.order != "1" if self.prune is None else self.prune
+
+    @property
+    def uses_lemmas(self) -> bool:
+        """Whether the parser's features see the LEMMA column."""
+        return self.tagger is None if self.lemmas is None else self.lemmas
 
 
 def make_decoder(name: str, single_root: bool, **options) -> Decoder:
@@ -113,14 +149,36 @@ class Examples(Sequence):
         return self.model.example(sentence, gold=True, arcs=self._arcs[i])
 
 
+class MissingComponentError(ValueError):
+    """The model lacks the tokenizer or the tagger that a request needs."""
+
+
 class Parser:
-    """A trained model together with the decoder it parses with."""
+    """A trained model together with the decoder it parses with, and optionally the
+    tokenizer and tagger that take raw text to its input.
+
+    Attributes
+    ----------
+    model, config, report:
+        The parser's :class:`LinearModel`, its :class:`TrainConfig` and training report.
+    tokenizer:
+        :class:`~corpora.tokenizer.Tokenizer` or None (no ``# text`` in training, or an
+        older model file).
+    tagger:
+        :class:`~parser.tagging.Tagger` or None (trained on gold tags).
+    path:
+        The file the parser was loaded from (None if trained in this process).
+    """
 
     def __init__(self, model: LinearModel, config: TrainConfig,
-                 report: TrainReport | None = None) -> None:
+                 report: TrainReport | None = None, *, tokenizer: Tokenizer | None = None,
+                 tagger: Tagger | None = None) -> None:
         self.model = model
         self.config = config
         self.report = report
+        self.tokenizer = tokenizer
+        self.tagger = tagger
+        self.path: Path | None = None
         self.decoder = config_decoder(config)
 
     # -- training -------------------------------------------------------------------
@@ -128,28 +186,52 @@ class Parser:
     @classmethod
     def train(cls, train: Sequence[Sentence], config: TrainConfig,
               dev: Sequence[Sentence] | None = None, *, progress: bool = False) -> "Parser":
-        """Fit the feature map and labels on ``train``, the pruner if the model is
-        pruned, then the weights."""
+        """Fit the tokenizer (if ``train`` has ``# text``) and the tagger (unless
+        ``config.tagger`` is None), then the parser on jackknifed tags: its feature map
+        and labels, the pruner if the model is pruned, then the weights.
+
+        ``dev`` (gold trees) is parsed after every epoch, with the tags the tagger
+        predicts for it when there is one.
+        """
         config_decoder(config)
-        extractor = FeatureExtractor(FeatureConfig.from_json(config.features)).fit(train)
+        trainer = _trainer(config, progress)
+        if config.tagger is not None and not 2 <= config.jackknife <= len(train):
+            raise ValueError(f"jackknifing needs between 2 and {len(train)} folds (the number "
+                             f"of training sentences), not {config.jackknife}")
+        tokenizer = tagger = None
+        if config.tokenizer is not None and any(s.text is not None for s in train):
+            tokenizer = Tokenizer(**{"seed": config.seed, **config.tokenizer}).fit(train)
+            log.info("tokenizer: trained on the # text of %d sentences",
+                     sum(s.text is not None for s in train))
+        parser_train, parser_dev = list(train), list(dev) if dev else None
+        if config.tagger is not None:
+            options = dict(config.tagger)
+            epochs = int(options.pop("epochs", TAGGER_EPOCHS))
+            tagger = Tagger(**options).fit(train, epochs=epochs, seed=config.seed)
+            parser_train = jackknife(train, config.jackknife, epochs=epochs, seed=config.seed,
+                                     **options)
+            log.info("tagger: training tags jackknifed in %d folds, UPOS accuracy %.2f",
+                     config.jackknife, _upos_accuracy(train, parser_train))
+            if dev:
+                parser_dev = tagger.tag(dev)
+                log.info("tagger: dev UPOS accuracy %.2f", _upos_accuracy(dev, parser_dev))
+        if not config.uses_lemmas:
+            parser_train = [_without_lemmas(s) for s in parser_train]
+        extractor = FeatureExtractor(FeatureConfig.from_json(config.features)).fit(parser_train)
         config.features = extractor.config.to_json()
         labels = sorted({label for s in train for label in s.deprels[1:]})
-        pruner = cls._train_pruner(extractor, labels, train, config, dev, progress) \
-            if config.pruned else None
+        pruner = cls._train_pruner(extractor, labels, parser_train, config, parser_dev,
+                                   progress) if config.pruned else None
         model = LinearModel(extractor, labels, parts=config.parts, pruner=pruner)
-        parser = cls(model, config)
-        options = dict(config.trainer_options)
-        if options.get("eta"):
-            options["relaxed"] = make_decoder(config.relaxed_decoder, config.single_root)
-        trainer = make_trainer(config.trainer, epochs=config.epochs, seed=config.seed,
-                               progress=progress, **options)
+        parser = cls(model, config, tokenizer=tokenizer, tagger=tagger)
         evaluate = None
         if dev:
             def evaluate(weights: np.ndarray) -> dict:
                 model.weights = weights
-                scores = attachment_scores(dev, parser.parse(dev)).all_words
+                scores = attachment_scores(dev, parser.parse(parser_dev)).all_words
                 return {"uas": scores["uas"], "las": scores["las"]}
-        parser.report = trainer.fit(Examples(model, train), model, parser.decoder, dev=evaluate)
+        parser.report = trainer.fit(Examples(model, parser_train), model, parser.decoder,
+                                    dev=evaluate)
         return parser
 
     @staticmethod
@@ -177,22 +259,122 @@ class Parser:
     # -- parsing --------------------------------------------------------------------
 
     def parse_one(self, sentence: Sentence) -> Sentence:
-        """``sentence`` with predicted HEAD and DEPREL."""
+        """``sentence`` with predicted HEAD and DEPREL (its tags as given)."""
         if len(sentence) == 0:
             return sentence
-        example = self.model.example(sentence)
+        seen = sentence if self.config.uses_lemmas else _without_lemmas(sentence)
+        example = self.model.example(seen)
         result, labels = predict(self.model, example, self.decoder)
         return sentence.with_tree(result.heads,
                                   self.model.label_names(result.heads, example, labels))
 
-    def parse(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
-        """Parse a stream of sentences lazily, in order."""
-        for sentence in sentences:
-            yield self.parse_one(sentence)
+    def parse(self, sentences: Iterable[Sentence], *, retag: bool = False,
+              jobs: int = 1) -> Iterator[Sentence]:
+        """Parse a stream of sentences lazily, in order.
+
+        Parameters
+        ----------
+        sentences:
+            Any iterable, read :data:`CHUNK` sentences at a time.
+        retag:
+            Replace UPOS, XPOS and FEATS by the tagger's (otherwise they are kept as
+            given). Raises :class:`MissingComponentError` if the model has no tagger.
+        jobs:
+            Processes that parse (and tag) chunks of sentences; each gets the model once
+            (inherited by ``fork``, or loaded from :attr:`path`). At most ``2 * jobs``
+            chunks are in flight, and the output is the same as with ``jobs=1``.
+        """
+        if retag:
+            self.require("tagger", "tag words")
+        if jobs < 1:
+            raise ValueError(f"jobs must be >= 1, not {jobs}")
+        chunks = _chunks(sentences, CHUNK)
+        if jobs > 1:
+            return self._parse_in_processes(chunks, retag, jobs)
+        return (parsed for chunk in chunks for parsed in self._parse_chunk(chunk, retag))
+
+    def tag(self, sentences: Sequence[Sentence]) -> list[Sentence]:
+        """Copies of ``sentences`` with the tagger's UPOS, XPOS and FEATS."""
+        self.require("tagger", "tag words")
+        return self.tagger.tag(list(sentences))
+
+    def tokenize(self, text: str, *, id_prefix: str = "") -> list[Sentence]:
+        """``text`` cut into sentences of words (``# sent_id = {id_prefix}{k}``,
+        ``# text``, multiword-token lines, ``SpaceAfter=No``), not yet tagged."""
+        self.require("tokenizer", "parse raw text")
+        return self.tokenizer.to_sentences(text, id_prefix=id_prefix)
+
+    def parse_text(self, text: str, *, id_prefix: str = "", jobs: int = 1) -> list[Sentence]:
+        """Tokenize, tag and parse raw ``text``: a list of sentences ready for
+        :meth:`~corpora.sentence.Sentence.to_text`.
+
+        Raises :class:`MissingComponentError` if the model has no tokenizer or tagger.
+        """
+        self.require("tokenizer", "parse raw text")
+        self.require("tagger", "parse raw text")
+        return list(self.parse(self.tokenize(text, id_prefix=id_prefix), retag=True, jobs=jobs))
+
+    def parse_tokens(self, sentences: Iterable[Sequence[str]]) -> list[Sentence]:
+        """Tag (if the model has a tagger) and parse pre-tokenized sentences, each a
+        sequence of word forms, e.g. ``[["The", "cat", "sat", "."]]``."""
+        built = []
+        for forms in sentences:
+            if isinstance(forms, str):
+                raise TypeError("each sentence must be a sequence of word forms, not a string "
+                                f"({forms!r}); use parse_text for raw text")
+            built.append(Sentence.from_words(list(forms)))
+        return list(self.parse(built, retag=self.tagger is not None))
+
+    def require(self, component: str, purpose: str) -> None:
+        """Raise :class:`MissingComponentError` if the model has no ``component``
+        (``"tokenizer"`` or ``"tagger"``), saying it is needed to ``purpose``."""
+        if getattr(self, component) is not None:
+            return
+        detail = {
+            "tokenizer": "this model has no tokenizer (its training treebank had no "
+                         "'# text' comments, or it was trained by an older polyparse); give "
+                         "tokenized CoNLL-U, or retrain on a treebank with '# text'",
+            "tagger": "this model has no tagger (it was trained with --no-tagger, or by an "
+                      "older polyparse); give tagged CoNLL-U without --retag, or retrain "
+                      "without --no-tagger",
+        }[component]
+        where = f"{self.path}: " if self.path else ""
+        raise MissingComponentError(f"{where}cannot {purpose}: {detail}")
+
+    def _parse_chunk(self, chunk: list[Sentence], retag: bool) -> list[Sentence]:
+        if retag:
+            chunk = self.tagger.tag(chunk)
+        return [self.parse_one(s) for s in chunk]
+
+    def _parse_in_processes(self, chunks: Iterator[list[Sentence]], retag: bool,
+                            jobs: int) -> Iterator[Sentence]:
+        global _WORKER
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        if context.get_start_method() != "fork" and self.path is None:
+            raise ValueError("parsing on several processes without fork needs a parser "
+                             "loaded from a file (Parser.load)")
+        _WORKER = self          # inherited by forked workers; spawned ones load self.path
+        try:
+            pool = context.Pool(jobs, initializer=_init_worker,
+                                initargs=(str(self.path) if self.path else None,))
+        finally:
+            _WORKER = None
+        with pool:
+            pending: deque = deque()
+            for chunk in chunks:
+                pending.append(pool.apply_async(_parse_in_worker, (chunk, retag)))
+                if len(pending) >= 2 * jobs:
+                    yield from pending.popleft().get()
+            while pending:
+                yield from pending.popleft().get()
 
     # -- files ----------------------------------------------------------------------
 
     def save(self, path: str | Path) -> None:
+        """Write the parser, and its tokenizer and tagger if any, to one model file:
+        their arrays under the prefixes ``tokenizer_`` and ``tagger_``, their JSON in
+        the metadata."""
         pruner = self.model.pruner
         meta = {
             "features": self.model.extractor.to_json(),
@@ -200,19 +382,30 @@ class Parser:
             "training": asdict(self.config),
             "pruner": pruner.to_json() if pruner else None,
             "report": self.report.to_json() if self.report else [],
+            "tokenizer": None,
+            "tagger": None,
         }
         arrays = _sparse_weights("", self.model.weights)
         if pruner:
             arrays.update(_sparse_weights("pruner_", pruner.model.weights))
+        if self.tokenizer is not None:
+            meta["tokenizer"], tokenizer_arrays = self.tokenizer.to_json()
+            arrays.update(_prefixed("tokenizer_", tokenizer_arrays))
+        if self.tagger is not None:
+            meta["tagger"], tagger_arrays = self.tagger.to_arrays()
+            arrays.update(_prefixed("tagger_", tagger_arrays))
         model_file.save(path, model_file.ModelFile(meta, arrays))
 
     @classmethod
     def load(cls, path: str | Path) -> "Parser":
+        """Read a model file; one written before tokenizers and taggers were stored
+        loads as a parser without them."""
         contents = model_file.load(path)
         meta, arrays = contents.metadata, contents.arrays
         try:
             extractor = FeatureExtractor.from_json(meta["features"])
-            config = TrainConfig(**meta["training"])
+            # A model without these keys predates them: no tokenizer, no tagger.
+            config = TrainConfig(**{"tokenizer": None, "tagger": None, **meta["training"]})
             pruner = None
             if meta["pruner"]:
                 pruner_model = LinearModel(extractor, meta["labels"])
@@ -220,9 +413,79 @@ class Parser:
                 pruner = Pruner(pruner_model, **meta["pruner"])
             model = LinearModel(extractor, meta["labels"], parts=config.parts, pruner=pruner)
             _load_weights(model, arrays, "")
+            tokenizer = tagger = None
+            if meta.get("tokenizer"):
+                tokenizer = Tokenizer.from_json(meta["tokenizer"],
+                                                _unprefixed("tokenizer_", arrays))
+            if meta.get("tagger"):
+                tagger = Tagger.from_arrays(meta["tagger"], _unprefixed("tagger_", arrays))
         except (KeyError, TypeError, ValueError) as error:
             raise model_file.ModelFileError(f"{path}: damaged model file ({error})") from None
-        return cls(model, config)
+        parser = cls(model, config, tokenizer=tokenizer, tagger=tagger)
+        parser.path = Path(path)
+        return parser
+
+
+# -- worker processes ------------------------------------------------------------------
+
+_WORKER: Parser | None = None
+"""The parser of a worker process (set in the parent just before forking)."""
+
+
+def _init_worker(path: str | None) -> None:
+    global _WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # the parent handles Ctrl-C
+    if _WORKER is None:             # spawned, not forked: load the model once
+        _WORKER = Parser.load(path)
+
+
+def _parse_in_worker(chunk: list[Sentence], retag: bool) -> list[Sentence]:
+    return _WORKER._parse_chunk(chunk, retag)
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+def _trainer(config: TrainConfig, progress: bool) -> Trainer:
+    options = dict(config.trainer_options)
+    if options.get("eta"):
+        options["relaxed"] = make_decoder(config.relaxed_decoder, config.single_root)
+    return make_trainer(config.trainer, epochs=config.epochs, seed=config.seed,
+                        progress=progress, **options)
+
+
+def _chunks(items: Iterable, size: int) -> Iterator[list]:
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+def _without_lemmas(sentence: Sentence) -> Sentence:
+    """``sentence`` with LEMMA ``_`` (fields and lines): what the parser sees when it
+    was trained without lemmas."""
+    if all(lemma == "_" for lemma in sentence.lemmas[1:]):
+        return sentence
+    lines = list(sentence.lines)
+    for j in sentence.word_lines[1:].tolist():
+        cols = lines[j].split("\t")
+        cols[LEMMA_COLUMN] = "_"
+        lines[j] = "\t".join(cols)
+    return replace(sentence, lemmas=sentence.lemmas[:1] + ("_",) * len(sentence),
+                   lines=tuple(lines))
+
+
+def _upos_accuracy(gold: Sequence[Sentence], predicted: Sequence[Sentence]) -> float:
+    words = sum(len(s) for s in gold)
+    right = sum(a == b for g, p in zip(gold, predicted) for a, b in zip(g.upos[1:], p.upos[1:]))
+    return 100.0 * right / words if words else 0.0
+
+
+def _prefixed(prefix: str, arrays: dict) -> dict:
+    return {prefix + name: array for name, array in arrays.items()}
+
+
+def _unprefixed(prefix: str, arrays: dict) -> dict:
+    return {name[len(prefix):]: array for name, array in arrays.items()
+            if name.startswith(prefix)}
 
 
 def _sparse_weights(prefix: str, weights: np.ndarray) -> dict:
