@@ -111,6 +111,8 @@ class SubgradientTrainer(OnlineTrainer):
         among them."""
         calls, relaxed, fractional = self._counts
         self._counts = np.zeros(3)
+        if self.eta == 0.0:
+            return {}
         return {"relaxed_share": 100.0 * relaxed / max(calls, 1),
                 "fractional_share": 100.0 * fractional / max(relaxed, 1)}
 
