@@ -238,8 +238,12 @@ EXPERIMENTS = [
     Experiment("committed-ssg1e-5-e10", "committed", "ssg", 10, {"lambda_": 1e-5}),
     Experiment("committed-ssg3e-5-e10", "committed", "ssg", 10, {"lambda_": 3e-5}),
     Experiment("committed-ssg1e-4-e10", "committed", "ssg", 10, {"lambda_": 1e-4}),
+    Experiment("committed-ssg3e-6-e10", "committed", "ssg", 10, {"lambda_": 3e-6}),
     Experiment("committed-ssg1e-5-project-e3", "committed", "ssg", 3,
                {"lambda_": 1e-5, "project": True}),
+    # the defaults (ssg, lambda 1e-5, no projection), run alone for the timings
+    Experiment("committed-defaults-e10", "committed", "ssg", 10),
+    Experiment("committed-defaults-nolemmas-e10", "committed", "ssg", 10, lemmas=False),
 ]
 
 
@@ -280,7 +284,9 @@ def markdown(rows: list[dict]) -> str:
         curve = [c["uas"] for c in r["curve"]]
         best = max(range(len(curve)), key=curve.__getitem__)
         speed = f"{r['speed']['tokens_per_s']:.0f}" if "speed" in r else ""
-        opts = {**r["options"], **r["features"], **({} if r.get("lemmas", True) else {"lemmas": False})}
+        opts = {**r["options"], **r["features"]}
+        if not r.get("lemmas", True):
+            opts["lemmas"] = False
         lines.append(f"| {r['experiment']} | {r['trainer']} | "
                      f"{', '.join(f'{k}={v}' for k, v in opts.items())} | {r['epochs']} | "
                      f"{a['uas']:.2f} | {a['las']:.2f} | {a['las_full']:.2f} | "
@@ -297,7 +303,28 @@ def markdown(rows: list[dict]) -> str:
             lines.append(f"| {r['experiment']} | "
                          + " | ".join(f"{c['uas']:.2f} / {c['las']:.2f}" for c in r["curve"])
                          + " |")
+    lines += ["", "Template tables (arc / label):", ""]
+    lines += [f"- {name}: {text}" for name, text in TABLE_NOTES.items()
+              if any(r["tables"] == name for r in rows)]
     return "\n".join(lines) + "\n"
+
+
+TABLE_NOTES = {
+    "mcdonald": "McDonald et al. (2005) Table 1 + MSTParser's extras, each feature plain and "
+                "with direction x binned distance (169 features per arc on train) / the "
+                "first 34 label templates",
+    "turbo": "TurboParser's AddWordPairFeatures without morphology, every template with the "
+             "direction (114 per arc on train) / the first 34",
+    "turbo-conj": "the same arc templates without arc.dir, conjoined as in mcdonald / the "
+                  "first 34",
+    "turbo-label2": "turbo / 54 label templates (LABEL_EXTRA)",
+    "turbo-conj-label2": "turbo-conj / 54",
+    "turbo-label3": "turbo / 67 (LABEL_EXTRA3), the committed tables",
+    "turbo-x-label3": "turbo plus XPOS copies of the pair, context and in-between "
+                      "templates (117 templates) / 67",
+    "turbo-label3b": "turbo / 59: label3 without LABEL3_DROPPED",
+    "committed": "features.templates as committed (= turbo-label3)",
+}
 
 
 def latest(path: Path) -> list[dict]:
@@ -310,17 +337,36 @@ def latest(path: Path) -> list[dict]:
     return sorted(rows.values(), key=lambda r: order.get(r["experiment"], len(order)))
 
 
+def write_report(out: Path) -> None:
+    """Rewrite ``OUT.md`` from ``OUT.jsonl``."""
+    out.with_suffix(".md").write_text(
+        "# Arc-factored parser: templates and trainers (issue 2)\n\n"
+        "Written by `eval/tune_first_order.py`. en_ewt train -> full dev (2001 sentences, "
+        "25147 words), gold UPOS/XPOS and lemmas, MST with a single root. UAS/LAS over all "
+        "words after the last epoch (LAS: universal labels; LAS-full: full labels). "
+        "s/epoch: training only, dev evaluation excluded; train min: the whole "
+        "`Parser.train`, with a dev evaluation after every epoch; tokens/s: parsing on one "
+        "core (features, scores, MST, labels); load: 1-min load average of the shared "
+        "2-core machine when the run ended (2 or more: other jobs ran, times are not "
+        "comparable).\n\n" + markdown(latest(out.with_suffix(".jsonl"))))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default="", help="run the experiments whose name contains this")
     ap.add_argument("--train-limit", type=int, default=None, help="first N train sentences")
     ap.add_argument("--no-speed", action="store_true", help="skip the parse-speed measurement")
+    ap.add_argument("--report", action="store_true",
+                    help="only rewrite OUT.md from OUT.jsonl, run nothing")
     ap.add_argument("--out", default=str(REPO / "eval" / "results" / "tune_first_order"))
     args = ap.parse_args()
+    out = Path(args.out)
+    if args.report:
+        write_report(out)
+        return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     train = read_treebank(EN_EWT / "train.conllu")[:args.train_limit]
     dev = read_treebank(EN_EWT / "dev.conllu")
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     for exp in EXPERIMENTS:
         if args.only not in exp.name:
@@ -329,13 +375,7 @@ def main() -> None:
         row["machine"] = machine()
         with out.with_suffix(".jsonl").open("a") as f:
             f.write(json.dumps(row) + "\n")
-        rows = latest(out.with_suffix(".jsonl"))
-        out.with_suffix(".md").write_text(
-            "# Arc-factored parser: templates and trainers (issue 2)\n\n"
-            "en_ewt train -> full dev, gold UPOS/XPOS, MST single root. UAS/LAS over all "
-            "words after the last epoch (LAS: universal labels; LAS-full: full labels). "
-            "s/epoch: training only; tokens/s: parsing on one core; load: 1-min load "
-            "average of the shared machine when the run ended.\n\n" + markdown(rows))
+        write_report(out)
         print(markdown([row]), flush=True)
 
 

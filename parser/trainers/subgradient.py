@@ -14,12 +14,17 @@ ball that surely contains it has radius ``sqrt(2 mean_t(2 n_t) / lambda)``
 (``docs/algorithms.md`` section 5 writes ``1/sqrt(lambda)``: correct only for losses
 bounded by 1). The mean is taken over the steps so far.
 
-The projection is an option (``project=True``), off by default: Shalev-Shwartz et al.
-(2011, Mathematical Programming, section 2) show it is not needed for Pegasos'
-convergence, and here, with small ``lambda``, a step is longer than the ball's radius
-for the first ~``||g|| / sqrt(2 lambda mean(2n))`` steps, so projecting keeps little
-more than the latest subgradient and costs several points of dev UAS (measured in
-``eval/tune_first_order.py``).
+The projection is an option (``project=True``), off by default, although the paper's
+Algorithm 1 projects (the option keeps that algorithm): Shalev-Shwartz et al. (2011,
+Mathematical Programming, section 2) show it is not needed for Pegasos' convergence, and
+here, with small ``lambda``, a step is longer than the ball's radius for the first
+~``||g|| / sqrt(2 lambda mean(2n))`` steps, so projecting keeps little more than the
+latest subgradient: on en_ewt (``eval/tune_first_order.py``, lambda 1e-5) dev UAS after
+3 epochs is 84.46 with the projection and 87.33 without.
+
+The default ``lambda = 1e-5`` was tuned there (first-order model, 10 epochs, en_ewt dev
+UAS / LAS): 1e-5 gives 87.68 / 85.99, 3e-5 gives 87.51 / 85.79, and the averaged
+perceptron 87.45 / 85.80 (best 87.57 after 5 epochs).
 """
 
 from __future__ import annotations
