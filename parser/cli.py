@@ -83,6 +83,9 @@ def _add_train(sub) -> None:
                    help="perceptron epochs of the tagger (default 8)")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="decode an epoch's sentences on N processes (default 1)")
+    p.add_argument("--checkpoint", metavar="FILE",
+                   help="also save the model after every epoch to FILE, so that a long "
+                        "run that is stopped leaves a usable model")
     p.set_defaults(run=_train)
 
 
@@ -105,7 +108,8 @@ def _train(args) -> None:
         jackknife=args.jackknife)
     start = time.perf_counter()
     try:
-        parser = Parser.train(train, config, dev, progress=sys.stderr.isatty())
+        parser = Parser.train(train, config, dev, progress=sys.stderr.isatty(),
+                              checkpoint=args.checkpoint)
     except ValueError as error:
         raise UsageError(str(error)) from None
     parser.save(args.model)

@@ -185,13 +185,16 @@ class Parser:
 
     @classmethod
     def train(cls, train: Sequence[Sentence], config: TrainConfig,
-              dev: Sequence[Sentence] | None = None, *, progress: bool = False) -> "Parser":
+              dev: Sequence[Sentence] | None = None, *, progress: bool = False,
+              checkpoint: str | Path | None = None) -> "Parser":
         """Fit the tokenizer (if ``train`` has ``# text``) and the tagger (unless
         ``config.tagger`` is None), then the parser on jackknifed tags: its feature map
         and labels, the pruner if the model is pruned, then the weights.
 
         ``dev`` (gold trees) is parsed after every epoch, with the tags the tagger
-        predicts for it when there is one.
+        predicts for it when there is one. With ``checkpoint``, the parser with the
+        averaged weights so far is saved there after every epoch, so that a long run
+        that is stopped still leaves a model.
         """
         config_decoder(config)
         trainer = _trainer(config, progress)
@@ -224,14 +227,16 @@ class Parser:
                                    progress) if config.pruned else None
         model = LinearModel(extractor, labels, parts=config.parts, pruner=pruner)
         parser = cls(model, config, tokenizer=tokenizer, tagger=tagger)
-        evaluate = None
-        if dev:
-            def evaluate(weights: np.ndarray) -> dict:
-                model.weights = weights
-                scores = attachment_scores(dev, parser.parse(parser_dev)).all_words
-                return {"uas": scores["uas"], "las": scores["las"]}
+        def after_epoch(weights: np.ndarray) -> dict:
+            model.weights = weights
+            if checkpoint is not None:
+                parser.save(checkpoint)
+            if not dev:
+                return {}
+            scores = attachment_scores(dev, parser.parse(parser_dev)).all_words
+            return {"uas": scores["uas"], "las": scores["las"]}
         parser.report = trainer.fit(Examples(model, parser_train), model, parser.decoder,
-                                    dev=evaluate)
+                                    dev=after_epoch if dev or checkpoint else None)
         return parser
 
     @staticmethod

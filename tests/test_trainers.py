@@ -38,6 +38,16 @@ def test_same_seed_same_model(sample_train):
     assert not np.array_equal(a, c)
 
 
+def test_checkpoint_after_each_epoch_is_the_model_so_far(sample_train, tmp_path):
+    checkpoint = tmp_path / "checkpoint.npz"
+    config = TrainConfig(epochs=2, seed=1, features=SMALL)
+    Parser.train(sample_train[:100], config, checkpoint=checkpoint).save(tmp_path / "final.npz")
+    saved = Parser.load(checkpoint).model.weights
+    assert np.array_equal(saved, Parser.load(tmp_path / "final.npz").model.weights)
+    one_epoch = Parser.train(sample_train[:100], TrainConfig(epochs=1, seed=1, features=SMALL))
+    assert not np.array_equal(saved, one_epoch.model.weights)
+
+
 def test_trainer_options_are_checked():
     with pytest.raises(ValueError, match="does not take"):
         make_trainer("perceptron", lambda_=1e-3)
