@@ -47,17 +47,34 @@ def solve_highs(form: Formulation, time_limit: float | None = None
 class ILPDecoder(Decoder):
     """Exact decoding by integer linear programming.
 
+    The LP relaxation of the multi-commodity formulation is solved first: when its arcs
+    come out integral (at :data:`decoders.lp.INTEGRALITY_TOL`), every part is pinned to
+    that tree and the LP optimum is an ILP optimum (:mod:`decoders.formulation`,
+    "integral arcs"), so no branch and bound is needed. Only a fractional LP goes on to
+    branch and bound, by default on the single-commodity formulation: both formulations
+    have the same integer solutions, and HiGHS's branch and bound, which solves its own
+    LP at the root anyway, is 3x faster on the smaller one. On an order-2 en_ewt model
+    (first epoch, 150 dev sentences, pruned to 5 heads) 82% of the LPs were integral,
+    and the median sentence took 0.024 s instead of 0.25 s with branch and bound on the
+    multi-commodity ILP alone (p90 0.35 s instead of 1.07 s).
+
     Parameters
     ----------
     single_root:
         Exactly one root child (see :class:`Decoder`).
     solver:
-        ``"highs"`` (``scipy.optimize.milp``) or a PuLP solver: ``"CBC"``, ``"GLPK"``,
-        ``"GUROBI"``, ``"CPLEX"`` or any PuLP solver class name.
+        Branch and bound by ``"highs"`` (``scipy.optimize.milp``) or a PuLP solver:
+        ``"CBC"``, ``"GLPK"``, ``"GUROBI"``, ``"CPLEX"`` or any PuLP solver class name.
     flow:
-        ``"multi"`` or ``"single"`` commodity flow (:func:`build_formulation`).
+        ``"multi"`` or ``"single"`` commodity flow (:func:`build_formulation`) of the
+        LP solved first.
+    branch_flow:
+        The flow of the program branch and bound runs on.
+    lp_first:
+        Solve the LP relaxation first (HiGHS, whatever ``solver``); False runs branch and
+        bound on every sentence.
     time_limit:
-        Seconds per sentence, or None.
+        Seconds of branch and bound per sentence, or None.
 
     Notes
     -----
@@ -65,44 +82,76 @@ class ILPDecoder(Decoder):
     plus MST rounding, and returns whichever of that tree and the solver's incumbent (if
     any) scores higher; ``stats["fallback"]`` is then True. The returned tree is always
     re-scored: ``output = parts.from_heads(heads)`` and ``value = scores @ output``.
-    ``stats``: ``time_build, time_ilp, ilp_nodes`` (None for PuLP solvers, or when
-    HiGHS stopped before counting), ``fallback``, and with a fallback the LP's
-    ``lp_value`` and ``rounded_value`` and the solver's ``incumbent_value`` (None
-    without an incumbent).
+    ``stats``: ``time_build`` (both programs), ``time_lp`` (the LP first, rounding
+    included), ``time_ilp`` (all solving: the LP first and branch and bound),
+    ``branched`` (whether branch and bound ran), ``ilp_nodes`` (0 without branching;
+    None for PuLP solvers, or when HiGHS stopped before counting), ``fallback``, and
+    with a fallback the LP's ``lp_value`` and ``rounded_value`` and the solver's
+    ``incumbent_value`` (None without an incumbent).
     """
 
     part_types = frozenset(PartType)
 
     def __init__(self, *, single_root: bool = True, solver: str = "highs",
-                 flow: str = "multi", time_limit: float | None = None) -> None:
+                 flow: str = "multi", branch_flow: str = "single", lp_first: bool = True,
+                 time_limit: float | None = None) -> None:
         super().__init__(single_root=single_root)
-        if flow not in FLOWS:
-            raise ValueError(f"flow must be one of {FLOWS}, not {flow!r}")
+        for value in (flow, branch_flow):
+            if value not in FLOWS:
+                raise ValueError(f"flow must be one of {FLOWS}, not {value!r}")
         self.solver = solver
         self.flow = flow
+        self.branch_flow = branch_flow
+        self.lp_first = lp_first
         self.time_limit = time_limit
 
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
+        stats = {"time_build": 0.0, "time_lp": 0.0, "time_ilp": 0.0, "branched": False,
+                 "ilp_nodes": 0, "fallback": False}
+        relaxed = None
+        if self.lp_first:
+            relaxed = self._relaxed(parts, scores, self.flow, stats)
+            if relaxed.stats["integral"]:
+                return self._result(parts, scores, relaxed.heads, stats)
         start = time.perf_counter()
-        form = build_formulation(parts, scores, single_root=self.single_root, flow=self.flow)
+        form = build_formulation(parts, scores, single_root=self.single_root,
+                                 flow=self.branch_flow)
         built = time.perf_counter()
         if self.solver.lower() == "highs":
             x, optimal, nodes = solve_highs(form, self.time_limit)
         else:
             solution = solve_pulp(form, self.solver, time_limit=self.time_limit)
             x, optimal, nodes = solution.x, solution.optimal, None
-        solved = time.perf_counter()
-        stats = {"time_build": built - start, "time_ilp": solved - built, "ilp_nodes": nodes,
-                 "fallback": not optimal}
+        stats["time_build"] += built - start
+        stats["time_ilp"] += time.perf_counter() - built
+        stats.update(branched=True, ilp_nodes=nodes, fallback=not optimal)
         heads = None if x is None else round_to_tree(parts, x[:form.n_parts], self.single_root)
         if not optimal:
-            relaxed = relaxed_decode(parts, scores, form, single_root=self.single_root)
+            if relaxed is None:
+                relaxed = self._relaxed(parts, scores, self.branch_flow, stats)
             incumbent = None if heads is None else float(scores @ parts.from_heads(heads))
             stats.update(lp_value=relaxed.stats["lp_value"],
                          rounded_value=relaxed.stats["rounded_value"],
                          incumbent_value=incumbent)
             if incumbent is None or relaxed.stats["rounded_value"] > incumbent:
                 heads = relaxed.heads
+        return self._result(parts, scores, heads, stats)
+
+    def _relaxed(self, parts: Parts, scores: np.ndarray, flow: str, stats: dict
+                 ) -> DecodeResult:
+        """LP relaxation plus rounding on ``flow``; its times are added to ``stats``."""
+        start = time.perf_counter()
+        form = build_formulation(parts, scores, single_root=self.single_root, flow=flow)
+        built = time.perf_counter()
+        relaxed = relaxed_decode(parts, scores, form, single_root=self.single_root)
+        stats["time_build"] += built - start
+        stats["time_lp"] += time.perf_counter() - built
+        stats["time_ilp"] += time.perf_counter() - built
+        return relaxed
+
+    @staticmethod
+    def _result(parts: Parts, scores: np.ndarray, heads: np.ndarray, stats: dict
+                ) -> DecodeResult:
         output = parts.from_heads(heads)
         return DecodeResult(output=output, heads=heads, value=float(scores @ output),
                             stats=stats)

@@ -48,13 +48,19 @@ def assert_valid_tree(heads, n, single_root):
         assert np.sum(heads[1:] == 0) == 1
 
 
+# the default (multi-commodity LP first, branch and bound on the single-commodity ILP),
+# the LP first on the single-commodity program, and branch and bound alone on each
+DECODER_OPTIONS = [{}, {"flow": "single"}, {"lp_first": False, "branch_flow": "multi"},
+                   {"lp_first": False, "branch_flow": "single"}]
+
+
 @pytest.mark.parametrize("order,consecutive", CONFIGS)
 @pytest.mark.parametrize("single_root", [True, False])
-@pytest.mark.parametrize("flow", ["multi", "single"])
-def test_ilp_equals_brute_force(order, consecutive, single_root, flow):
+@pytest.mark.parametrize("options", DECODER_OPTIONS)
+def test_ilp_equals_brute_force(order, consecutive, single_root, options):
     rng = np.random.default_rng([CONFIGS.index((order, consecutive)), single_root,
-                                 flow == "single"])
-    decoder = ILPDecoder(single_root=single_root, flow=flow)
+                                 DECODER_OPTIONS.index(options)])
+    decoder = ILPDecoder(single_root=single_root, **options)
     # n = 6 without single root has 16807 trees: brute force at n = 6 for single root only
     sizes = ((3, 2, 1.0), (5, 2, 1.0)) + (((6, 1, 0.3),) if single_root else ())
     for n, instances, scale in sizes:
@@ -134,8 +140,8 @@ def test_pulp_cbc_equals_highs(order, consecutive):
     parts = build_parts(n, pruned_arcs(n, rng, heads_per_word=3), order=order,
                         consecutive_siblings=consecutive)
     scores = random_scores(parts, rng)
-    highs = ILPDecoder(single_root=True).decode(parts, scores)
-    cbc = ILPDecoder(single_root=True, solver="CBC").decode(parts, scores)
+    highs = ILPDecoder(single_root=True, lp_first=False).decode(parts, scores)
+    cbc = ILPDecoder(single_root=True, solver="CBC", lp_first=False).decode(parts, scores)
     assert not cbc.stats["fallback"] and cbc.stats["ilp_nodes"] is None
     assert cbc.value == pytest.approx(highs.value, abs=1e-6)
     np.testing.assert_array_equal(cbc.heads, highs.heads)
@@ -147,13 +153,30 @@ def test_pulp_cbc_equals_highs(order, consecutive):
     assert form.c @ relaxed.x == pytest.approx(lp.value, abs=1e-6)
 
 
-def test_time_limit_falls_back_to_lp_rounding():
+def test_integral_lp_skips_branch_and_bound():
+    """Arc-factored LPs are integral (test_lp), so the LP first settles them: same tree
+    as branch and bound, without branching."""
+    rng = np.random.default_rng(9)
+    n = 8
+    parts = build_parts(n, pruned_arcs(n, rng, heads_per_word=4), order="1")
+    scores = random_scores(parts, rng)
+    first = ILPDecoder(single_root=True).decode(parts, scores)
+    branched = ILPDecoder(single_root=True, lp_first=False).decode(parts, scores)
+    assert not first.stats["branched"] and first.stats["ilp_nodes"] == 0
+    assert branched.stats["branched"]
+    np.testing.assert_array_equal(first.heads, branched.heads)
+    assert first.value == pytest.approx(branched.value, abs=1e-6)
+
+
+@pytest.mark.parametrize("lp_first", [True, False])
+def test_time_limit_falls_back_to_lp_rounding(lp_first):
     rng = np.random.default_rng(8)
     n = 14
     parts = build_parts(n, order="full")
     scores = random_scores(parts, rng)
-    result = ILPDecoder(single_root=True, time_limit=0.05).decode(parts, scores)
-    assert result.stats["fallback"]
+    result = ILPDecoder(single_root=True, time_limit=0.05, lp_first=lp_first).decode(
+        parts, scores)
+    assert result.stats["branched"] and result.stats["fallback"]
     assert_valid_tree(result.heads, n, True)
     np.testing.assert_array_equal(result.output, parts.from_heads(result.heads))
     assert result.value == pytest.approx(scores @ result.output)
@@ -170,3 +193,5 @@ def test_no_tree_in_candidate_arcs_raises():
 def test_bad_flow_rejected():
     with pytest.raises(ValueError):
         ILPDecoder(flow="triple")
+    with pytest.raises(ValueError):
+        ILPDecoder(branch_flow="triple")
