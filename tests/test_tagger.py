@@ -91,10 +91,28 @@ def context_features_twin(sent_ptr, type_ids, type_hashes, classes) -> list[list
                      (c(i), 0), (c(i - 1), 0), (c(i + 1), 0), (c(i - 2), 0), (c(i + 2), 0),
                      (c(i - 1), c(i + 1)), (c(i), c(i + 1)), (c(i + 1), c(i + 2)),
                      (c(i), own[K.FLAGS]), (c(i), c(i - 1)), (c(i), w(-1)),
+                     (w(-2), w(-1)), (w(1), w(2)),
                      (c(i), 0), (s3(0), 0), (w(0), 0), (w(-1), 0)]
             first = 1 + K.N_TYPE_HASHES
             out.append([GOLDEN] + own + [combine(first + j, a, b)
                                          for j, (a, b) in enumerate(atoms)])
+    return out
+
+
+def group_features_twin(sent_ptr, features, groups) -> list[list[int]]:
+    out = []
+    for s in range(len(sent_ptr) - 1):
+        lo, hi = int(sent_ptr[s]), int(sent_ptr[s + 1])
+
+        def u(j):
+            return GOLDEN if j < lo else M1 if j >= hi else fmix64(int(groups[j]) + 1)
+
+        for i in range(lo, hi):
+            row = [int(x) for x in features[i]]
+            atoms = [(u(i - 1), 0), (u(i + 1), 0), (u(i - 1), u(i + 1)), (u(i - 2), u(i - 1)),
+                     (u(i + 1), u(i + 2))]
+            added = [combine(K.N_FEATURES + j, a, b) for j, (a, b) in enumerate(atoms)]
+            out.append(row[:N_EMIT] + added + row[N_EMIT:])
     return out
 
 
@@ -131,6 +149,8 @@ def lattice_twin(features, lo, hi, constraints, weights, trans, max_candidates):
     tok_dict, dict_ptr, dict_tags, tok_group, group_ptr, group_tags = constraints
     n_rows, n_tags = weights.shape
     mask = n_rows - 1
+    n_feat = features.shape[1]
+    n_emit = n_feat - K.N_PAIR_FEATURES
     width = max(min(n_tags, max_candidates), 1)
     cand_ptr, cand, em = [0], [], []
     for i in range(lo, hi):
@@ -144,7 +164,7 @@ def lattice_twin(features, lo, hi, constraints, weights, trans, max_candidates):
         scores = []
         for y in tags:
             total = 0.0
-            for f in range(N_EMIT):
+            for f in range(n_emit):
                 total += float(weights[int(features[i, f]) & mask, y])
             scores.append(total)
         keep = range(len(tags))
@@ -156,7 +176,7 @@ def lattice_twin(features, lo, hi, constraints, weights, trans, max_candidates):
     n = hi - lo
     for k in range(cand_ptr[0], cand_ptr[1] if n else 0):
         em[k] += float(trans[n_tags, cand[k]])
-        for f in range(N_EMIT, K.N_FEATURES):
+        for f in range(n_emit, n_feat):
             em[k] += float(weights[pair_row(int(features[lo, f]), n_tags, mask), cand[k]])
     for k in range(cand_ptr[n - 1] if n else 0, cand_ptr[n]):
         em[k] += float(trans[cand[k], n_tags])
@@ -164,7 +184,7 @@ def lattice_twin(features, lo, hi, constraints, weights, trans, max_candidates):
     for i in range(1, n):
         for j in range(cand_ptr[i - 1], cand_ptr[i]):
             rows = [pair_row(int(features[lo + i, f]), cand[j], mask)
-                    for f in range(N_EMIT, K.N_FEATURES)]
+                    for f in range(n_emit, n_feat)]
             for k in range(cand_ptr[i], cand_ptr[i + 1]):
                 total = float(trans[cand[j], cand[k]])
                 for r in rows:
@@ -182,19 +202,26 @@ def decode_twin(features, sent_ptr, constraints, weights, trans, max_candidates)
 
 
 def train_epoch_twin(features, sent_ptr, order, constraints, gold, weights, weights_sum,
-                     trans, trans_sum, max_candidates, step):
+                     trans, trans_sum, max_candidates, margin, step):
     mask = weights.shape[0] - 1
     end = trans.shape[0] - 1
+    n_feat = features.shape[1]
+    n_emit = n_feat - K.N_PAIR_FEATURES
     wrong = 0
     for s in order:
         lo, hi = int(sent_ptr[s]), int(sent_ptr[s + 1])
-        path = viterbi_twin(*lattice_twin(features, lo, hi, constraints, weights, trans,
-                                          max_candidates))
+        em, edge, cand_ptr, cand = lattice_twin(features, lo, hi, constraints, weights, trans,
+                                                max_candidates)
+        for k in range(len(cand)):   # cost-augmented: a bonus for every wrong candidate
+            word = lo + int(np.searchsorted(cand_ptr, k, side="right")) - 1
+            if cand[k] != gold[word]:
+                em[k] += margin
+        path = viterbi_twin(em, edge, cand_ptr, cand)
         for i in range(lo, hi):
             g, p = gold[i], path[i - lo]
             if g != p:
                 wrong += 1
-                for f in range(N_EMIT):
+                for f in range(n_emit):
                     r = int(features[i, f]) & mask
                     weights[r, g] += 1
                     weights_sum[r, g] += step
@@ -210,7 +237,7 @@ def train_epoch_twin(features, sent_ptr, order, constraints, gold, weights, weig
                 trans[p0, p1] -= 1
                 trans_sum[p0, p1] -= step
                 if i < hi - lo:
-                    for f in range(N_EMIT, K.N_FEATURES):
+                    for f in range(n_emit, n_feat):
                         r = pair_row(int(features[lo + i, f]), g0, mask)
                         weights[r, g1] += 1
                         weights_sum[r, g1] += step
@@ -221,9 +248,10 @@ def train_epoch_twin(features, sent_ptr, order, constraints, gold, weights, weig
     return step, wrong
 
 
-def random_problem(rng, n_words: int, n_tags: int, n_rows: int = 8):
+def random_problem(rng, n_words: int, n_tags: int, n_rows: int = 8,
+                   n_features: int = K.N_FEATURES):
     """Random features, weights and tag constraints for words in two sentences."""
-    features = rng.integers(0, 2**64, size=(n_words, K.N_FEATURES), dtype=np.uint64)
+    features = rng.integers(0, 2**64, size=(n_words, n_features), dtype=np.uint64)
     weights = rng.normal(size=(n_rows, n_tags))
     trans = rng.normal(size=(n_tags + 1, n_tags + 1))
     tok_dict = rng.integers(-1, 3, size=n_words)
@@ -273,6 +301,17 @@ def test_context_features_match_twin():
     assert got.tolist() == context_features_twin(sent_ptr, type_ids, type_hashes, classes)
 
 
+def test_group_features_match_twin():
+    rng = np.random.default_rng(2)
+    sent_ptr = np.array([0, 1, 4, 4, 9], dtype=np.int64)   # lengths 1, 3, 0 and 5
+    features = rng.integers(0, 2**64, size=(9, K.N_FEATURES), dtype=np.uint64)
+    groups = rng.integers(0, 5, size=9)
+    with np.errstate(over="ignore"):
+        got = K.group_features(sent_ptr, features, groups)
+    assert got.shape == (9, K.N_FEATURES + K.N_GROUP_FEATURES)
+    assert got.tolist() == group_features_twin(sent_ptr, features, groups)
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4])
 def test_viterbi_matches_brute_force_and_twin(n):
     rng = np.random.default_rng(n)
@@ -298,10 +337,13 @@ def test_viterbi_matches_brute_force_and_twin(n):
             assert list(kernel(em, edge, cand_ptr, cand)) == expected
 
 
-@pytest.mark.parametrize("n_tags,max_candidates", [(4, 16), (7, 3), (1, 16)])
-def test_lattice_and_decode_match_twin(n_tags, max_candidates):
+@pytest.mark.parametrize("n_tags,max_candidates,n_features", [
+    (4, 16, K.N_FEATURES), (7, 3, K.N_FEATURES), (1, 16, K.N_FEATURES),
+    (5, 4, K.N_FEATURES + K.N_GROUP_FEATURES)])
+def test_lattice_and_decode_match_twin(n_tags, max_candidates, n_features):
     rng = np.random.default_rng(n_tags)
-    features, weights, trans, constraints = random_problem(rng, 9, n_tags)
+    features, weights, trans, constraints = random_problem(rng, 9, n_tags,
+                                                           n_features=n_features)
     sent_ptr = np.array([0, 4, 4, 5, 9], dtype=np.int64)
     for lo, hi in zip(sent_ptr[:-1], sent_ptr[1:]):
         with np.errstate(over="ignore"):
@@ -329,9 +371,11 @@ def test_lattice_candidates_respect_dictionary_and_group():
         [[1], [3, 5], [3, 5]]
 
 
-def test_train_epoch_matches_twin():
+@pytest.mark.parametrize("margin,n_features", [(0.0, K.N_FEATURES), (1.5, K.N_FEATURES),
+                                               (60.0, K.N_FEATURES + K.N_GROUP_FEATURES)])
+def test_train_epoch_matches_twin(margin, n_features):
     rng = np.random.default_rng(3)
-    features, _, _, constraints = random_problem(rng, 9, 4)
+    features, _, _, constraints = random_problem(rng, 9, 4, n_features=n_features)
     sent_ptr = np.array([0, 4, 5, 9], dtype=np.int64)
     gold = rng.integers(0, 4, size=9)
     state = [np.zeros((8, 4)), np.zeros((8, 4)), np.zeros((5, 5)), np.zeros((5, 5))]
@@ -341,9 +385,9 @@ def test_train_epoch_matches_twin():
         order = rng.permutation(3)
         with np.errstate(over="ignore"):
             step, wrong = K.train_epoch(features, sent_ptr, order, constraints, gold, *state,
-                                        16, step)
+                                        16, margin, step)
         twin_step, twin_wrong = train_epoch_twin(features, sent_ptr, order, constraints, gold,
-                                                 *twin_state, 16, twin_step)
+                                                 *twin_state, 16, margin, twin_step)
         assert (step, wrong) == (twin_step, twin_wrong)
         for a, b in zip(state, twin_state):
             assert a.tolist() == b.tolist()
@@ -499,7 +543,8 @@ def test_jackknife_tags_every_sentence_from_other_folds_only():
 
 def test_bad_parameters_are_rejected(sample):
     for params in ({"xpos": "both"}, {"feats": "none"}, {"hash_bits": 0},
-                   {"max_candidates": -1}):
+                   {"max_candidates": -1}, {"margin": -1.0}, {"margin": float("nan")},
+                   {"margin": "60"}):
         with pytest.raises(ValueError):
             Tagger(**params).fit(sample[0][:5])
     with pytest.raises(ValueError):

@@ -28,15 +28,17 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _S33 = np.uint64(33)
 
 # Columns of the per-word-type hash table (``tagger._type_strings`` lists the strings):
-# 0 the word, 1 its lowercased form, 2-5 its prefixes and 6-9 its suffixes of 1-4
-# characters (lowercased), 10 its shape, 11 its collapsed shape, 12 its spelling flags.
-FORM, LOWER, SUFFIX1, SHORT_SHAPE, FLAGS = 0, 1, 6, 11, 12
-N_TYPE_HASHES = 13
+# 0 the word, 1 its lowercased form, 2-5 its prefixes of 1-4 and 6-11 its suffixes of 1-6
+# characters (lowercased), 12 its shape, 13 its collapsed shape, 14 its spelling flags.
+FORM, LOWER, SUFFIX1, SHORT_SHAPE, FLAGS = 0, 1, 6, 13, 14
+N_TYPE_HASHES = 15
 CLASS_SEED = N_TYPE_HASHES  # template seed of ambiguity-class strings
-N_CONTEXT_FEATURES = 24
+N_CONTEXT_FEATURES = 26
 N_PAIR_FEATURES = 4
 N_FEATURES = 1 + N_TYPE_HASHES + N_CONTEXT_FEATURES + N_PAIR_FEATURES
 """Columns of :func:`context_features`; the last ``N_PAIR_FEATURES`` are pair features."""
+N_GROUP_FEATURES = 5
+"""Columns that :func:`group_features` adds for the layers decoded after the first."""
 _ZERO = np.uint64(0)
 
 
@@ -107,9 +109,10 @@ def context_features(sent_ptr, type_ids, type_hashes, classes):
     neighbours ``-2..+2`` (``w`` lowercased word, ``s`` 3-letter suffix, ``h`` collapsed
     shape, ``f`` spelling flags, ``c`` class):
 
-    - a bias and the 13 type hashes of word 0 (Ratnaparkhi 1996);
+    - a bias and the 15 type hashes of word 0 (Ratnaparkhi 1996, with suffixes up to 6
+      characters);
     - ``w-2, w-1, w+1, w+2, s-1, s+1, h-1, h+1, (w-1 w0), (w0 w+1), (w-1 w+1), (s0 w-1),
-      (h-1 h0 h+1)`` (Toutanova et al. 2003);
+      (h-1 h0 h+1)`` (Toutanova et al. 2003), and ``(w-2 w-1), (w+1 w+2)``;
     - ``c0, c-1, c+1, c-2, c+2, (c-1 c+1), (c0 c+1), (c+1 c+2), (c0 f0), (c0 c-1),
       (c0 w-1)``: classes generalize over words that can take the same tags (ambiguity
       classes, Daelemans et al. 1996), and tell about the tags further right than the
@@ -135,6 +138,8 @@ def context_features(sent_ptr, type_ids, type_hashes, classes):
             for c in range(N_TYPE_HASHES):
                 out[i, 1 + c] = type_hashes[t, c]
             w0 = type_hashes[t, LOWER]
+            w_2 = _at(type_ids, type_hashes, lo, hi, i - 2, LOWER)
+            w2 = _at(type_ids, type_hashes, lo, hi, i + 2, LOWER)
             w_1 = _at(type_ids, type_hashes, lo, hi, i - 1, LOWER)
             w1 = _at(type_ids, type_hashes, lo, hi, i + 1, LOWER)
             h_1 = _at(type_ids, type_hashes, lo, hi, i - 1, SHORT_SHAPE)
@@ -144,10 +149,10 @@ def context_features(sent_ptr, type_ids, type_hashes, classes):
             c1 = _class_at(classes, lo, hi, i + 1)
             c2 = _class_at(classes, lo, hi, i + 2)
             atoms = (
-                (_at(type_ids, type_hashes, lo, hi, i - 2, LOWER), _ZERO),
+                (w_2, _ZERO),
                 (w_1, _ZERO),
                 (w1, _ZERO),
-                (_at(type_ids, type_hashes, lo, hi, i + 2, LOWER), _ZERO),
+                (w2, _ZERO),
                 (_at(type_ids, type_hashes, lo, hi, i - 1, s3), _ZERO),
                 (_at(type_ids, type_hashes, lo, hi, i + 1, s3), _ZERO),
                 (h_1, _ZERO),
@@ -168,6 +173,8 @@ def context_features(sent_ptr, type_ids, type_hashes, classes):
                 (c0, type_hashes[t, FLAGS]),
                 (c0, c_1),
                 (c0, w_1),
+                (w_2, w_1),
+                (w1, w2),
                 # pair features (the last N_PAIR_FEATURES columns)
                 (c0, _ZERO),
                 (type_hashes[t, s3], _ZERO),
@@ -176,6 +183,41 @@ def context_features(sent_ptr, type_ids, type_hashes, classes):
             )
             for j in range(len(atoms)):
                 out[i, k + j] = combine(np.uint64(k + j), atoms[j][0], atoms[j][1])
+    return out
+
+
+@numba.njit(cache=True)
+def group_features(sent_ptr, features, groups):
+    """``features`` (``uint64 (N, F)``, its last ``N_PAIR_FEATURES`` columns pair
+    features) with ``N_GROUP_FEATURES`` columns inserted before the pair features.
+
+    They tell the layers decoded after the first about the first layer's tags
+    (``groups``, ``int64 (N,)``: UPOS ids, gold in training, predicted when tagging) of
+    the neighbours, ``u-1, u+1, (u-1 u+1), (u-2 u-1), (u+1 u+2)``: an XPOS or FEATS
+    value depends on the words around being, say, an AUX or a DET. Column ``j`` of them
+    is ``combine(N_FEATURES + j, a, b)`` of atoms ``fmix64(u + 1)``; outside the
+    sentence the atoms are ``GOLDEN`` and ``M1``.
+    """
+    n, f = features.shape
+    n_emit = f - N_PAIR_FEATURES
+    out = np.empty((n, f + N_GROUP_FEATURES), dtype=np.uint64)
+    out[:, :n_emit] = features[:, :n_emit]
+    out[:, n_emit + N_GROUP_FEATURES:] = features[:, n_emit:]
+    g = np.empty(groups.shape[0], dtype=np.uint64)
+    for i in range(groups.shape[0]):
+        g[i] = fmix64(np.uint64(groups[i] + 1))
+    for s in range(sent_ptr.shape[0] - 1):
+        lo = sent_ptr[s]
+        hi = sent_ptr[s + 1]
+        for i in range(lo, hi):
+            u_2 = _class_at(g, lo, hi, i - 2)
+            u_1 = _class_at(g, lo, hi, i - 1)
+            u1 = _class_at(g, lo, hi, i + 1)
+            u2 = _class_at(g, lo, hi, i + 2)
+            atoms = ((u_1, _ZERO), (u1, _ZERO), (u_1, u1), (u_2, u_1), (u1, u2))
+            for j in range(len(atoms)):
+                out[i, n_emit + j] = combine(np.uint64(N_FEATURES + j), atoms[j][0],
+                                             atoms[j][1])
     return out
 
 
@@ -264,18 +306,20 @@ def lattice(features, lo, hi, constraints, weights, trans, max_candidates):
     the ``max_candidates`` tags of highest emission score are kept.
 
     ``weights`` is ``(B, T)``, ``B`` a power of two. The emission score of tag ``y`` at
-    word ``i`` is ``sum_f weights[features[i, f] & (B - 1), y]`` over the first
-    ``N_FEATURES - N_PAIR_FEATURES`` columns; the edge score of tags ``(y', y)`` at words
-    ``(i - 1, i)`` is ``trans[y', y]`` plus ``weights[r, y]`` summed over the last
-    ``N_PAIR_FEATURES`` columns ``h`` of word ``i``, with ``r`` the row of ``h``
-    conjoined with ``y'`` (``y' = T`` before the first word, which also scores
+    word ``i`` is ``sum_f weights[features[i, f] & (B - 1), y]`` over all but the last
+    ``N_PAIR_FEATURES`` columns of ``features`` (``uint64 (N, F)``: the columns of
+    :func:`context_features`, or of :func:`group_features`); the edge score of tags
+    ``(y', y)`` at words ``(i - 1, i)`` is ``trans[y', y]`` plus ``weights[r, y]``
+    summed over the last ``N_PAIR_FEATURES`` columns ``h`` of word ``i``, with ``r`` the
+    row of ``h`` conjoined with ``y'`` (``y' = T`` before the first word, which also scores
     ``trans[T, y]``; the last word scores ``trans[y, T]``).
     Returns ``(em, edge, cand_ptr, cand)``.
     """
     tok_dict, dict_ptr, dict_tags, tok_group, group_ptr, group_tags = constraints
     n_tags = weights.shape[1]
     mask = np.uint64(weights.shape[0] - 1)
-    n_emit = N_FEATURES - N_PAIR_FEATURES
+    n_feat = features.shape[1]
+    n_emit = n_feat - N_PAIR_FEATURES
     width = max(min(n_tags, max_candidates), 1)
     all_tags = np.arange(n_tags)
     allowed = np.zeros(n_tags, dtype=np.bool_)
@@ -308,7 +352,7 @@ def lattice(features, lo, hi, constraints, weights, trans, max_candidates):
     for k in range(cand_ptr[0], cand_ptr[1]):
         y = cand[k]
         em[k] += trans[n_tags, y]
-        for f in range(n_emit, N_FEATURES):
+        for f in range(n_emit, n_feat):
             em[k] += weights[_pair_row(features[lo, f], n_tags, mask), y]
     for k in range(cand_ptr[n - 1], cand_ptr[n]):
         em[k] += trans[cand[k], n_tags]
@@ -347,7 +391,7 @@ def decode(features, sent_ptr, constraints, weights, trans, max_candidates):
 
 @numba.njit(cache=True)
 def train_epoch(features, sent_ptr, order, constraints, gold, weights, weights_sum, trans,
-                trans_sum, max_candidates, step):
+                trans_sum, max_candidates, margin, step):
     """One epoch of the structured perceptron (Collins 2002, fig. 1), in place.
 
     Sentences are visited in ``order``. Each is decoded with the current ``weights`` and
@@ -358,17 +402,29 @@ def train_epoch(features, sent_ptr, order, constraints, gold, weights, weights_s
     and ``step`` grows by one per sentence, so that after the last epoch
     ``weights - weights_sum / step`` is the mean of all the weight vectors visited (the
     averaged perceptron, computed lazily: Daume III 2006, sec. 2.1.1).
+
+    Decoding in training is cost-augmented: every candidate tag but the gold one gets
+    ``margin`` added to its emission score, so the sentence is updated until its gold
+    tags beat every other sequence by ``margin`` times their Hamming distance (the
+    loss-augmented inference of max-margin training, Taskar et al. 2004, Tsochantaridis
+    et al. 2005, inside the perceptron); ``margin = 0`` is Collins' perceptron. The
+    words it counts as wrong are those of the cost-augmented prediction.
     Returns ``(step, number of words tagged wrongly)``.
     """
     mask = np.uint64(weights.shape[0] - 1)
     end = trans.shape[0] - 1
-    n_emit = N_FEATURES - N_PAIR_FEATURES
+    n_feat = features.shape[1]
+    n_emit = n_feat - N_PAIR_FEATURES
     n_wrong = 0
     for s in order:
         lo = sent_ptr[s]
         hi = sent_ptr[s + 1]
         em, edge, cand_ptr, cand = lattice(features, lo, hi, constraints, weights, trans,
                                            max_candidates)
+        for i in range(lo, hi):
+            for k in range(cand_ptr[i - lo], cand_ptr[i - lo + 1]):
+                if cand[k] != gold[i]:
+                    em[k] += margin
         path = viterbi(em, edge, cand_ptr, cand)
         for i in range(lo, hi):
             g = gold[i]
@@ -392,7 +448,7 @@ def train_epoch(features, sent_ptr, order, constraints, gold, weights, weights_s
                 trans[p0, p1] -= 1.0
                 trans_sum[p0, p1] -= step
                 if i < hi:
-                    for f in range(n_emit, N_FEATURES):
+                    for f in range(n_emit, n_feat):
                         r = _pair_row(features[i, f], g0, mask)
                         weights[r, g1] += 1.0
                         weights_sum[r, g1] += step
