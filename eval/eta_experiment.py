@@ -22,6 +22,8 @@ from _common import RESULTS, single_thread, treebank, write_table
 
 single_thread()
 
+import numpy as np  # noqa: E402
+
 from parser import gap  # noqa: E402
 from parser.pipeline import Parser, TrainConfig, make_decoder  # noqa: E402
 
@@ -51,10 +53,15 @@ def main() -> None:
         ilp = make_decoder("ilp", True)
         records = list(gap.measure(parser.model, dev, lp, ilp))
         overall = gap.summarize(records)[-1]
+        integral = [r["time_ilp"] for r in records if r["integral"]]
+        fractional = [r["time_ilp"] for r in records if not r["integral"]]
         rows.append({"eta": eta, "train_seconds": train_seconds,
                      "fractional_share": 100.0 - overall["integral"],
                      "mean_gap": overall["mean_gap"],
                      "time_ilp_mean": overall["time_ilp_mean"],
+                     "time_ilp_p90": overall["time_ilp_p90"],
+                     "time_ilp_integral": float(np.mean(integral)) if integral else None,
+                     "time_ilp_fractional": float(np.mean(fractional)) if fractional else None,
                      "time_lp_mean": overall["time_lp_mean"],
                      "uas_ilp": overall["uas_ilp"], "uas_lp": overall["uas_lp"],
                      "fallbacks": overall["fallbacks"],
@@ -62,14 +69,18 @@ def main() -> None:
                      "train_fractional_share":
                          parser.report.epochs[-1].extra.get("fractional_share")})
         print(rows[-1], flush=True)
-    write_table(Path(args.out), "SSG-eta on sl_ssj (ICML 2009, experiment 2)", rows,
-                [("eta", "eta"), ("fractional_share", "% fractional LP (dev)"),
-                 ("mean_gap", "mean gap"), ("time_ilp_mean", "ILP s"),
-                 ("time_lp_mean", "LP s"), ("uas_ilp", "UAS ILP"), ("uas_lp", "UAS LP+round"),
-                 ("train_seconds", "train s")],
-                notes=f"order {args.order}, reduced features, {args.epochs} epochs, "
-                      f"{len(train)} train / {len(dev)} dev sentences, pruned to "
-                      f"{args.max_heads} heads per word; UAS over all words.")
+        write_table(Path(args.out), "SSG-eta on sl_ssj (ICML 2009, experiment 2)", rows,
+                    [("eta", "eta"), ("fractional_share", "% fractional LP (dev)"),
+                     ("mean_gap", "mean gap"), ("time_ilp_mean", "ILP s"),
+                     ("time_ilp_p90", "ILP p90 s"), ("time_ilp_integral", "ILP s (integral LP)"),
+                     ("time_ilp_fractional", "ILP s (fractional LP)"),
+                     ("time_lp_mean", "LP s"), ("uas_ilp", "UAS ILP"), ("uas_lp", "UAS LP+round"),
+                     ("train_seconds", "train s")],
+                    notes=f"order {args.order}, reduced features, {args.epochs} epochs, "
+                          f"{len(train)} train / {len(dev)} dev sentences, pruned to "
+                          f"{args.max_heads} heads per word; UAS over all words. ILP: the exact "
+                          "decoder as shipped (LP relaxation first, branch and bound only when "
+                          "it is fractional), so its time on an integral LP is the LP's.")
     plot(rows, Path(args.out).with_suffix(".png"))
 
 
