@@ -29,19 +29,27 @@ def machine() -> dict:
             "cores": os.cpu_count(), "system": platform.platform()}
 
 
-def treebank(name: str, held_out: float = 0.2):
-    """``(train, dev)`` sentences of a shared treebank; where it has no dev split, the
-    last ``held_out`` share of train."""
+def split(name: str, held_out: float = 0.2, *, require_tree: bool = True):
+    """``(train, dev, how)``: the sentences of a shared treebank and how they were split;
+    where it has no dev split, dev is the last ``held_out`` share of train."""
     from corpora.conllu_io import read_treebank
 
     folder = UD / name
-    if not folder.is_dir():
-        sys.exit(f"{folder} not found: the benchmarks read the shared UD treebanks")
-    train = read_treebank(folder / "train.conllu")
+    if not (folder / "train.conllu").is_file():
+        sys.exit(f"{folder / 'train.conllu'} not found: the benchmarks read the shared UD "
+                 "treebanks")
+    train = read_treebank(folder / "train.conllu", require_tree=require_tree)
     if (folder / "dev.conllu").exists():
-        return train, read_treebank(folder / "dev.conllu")
+        return (train, read_treebank(folder / "dev.conllu", require_tree=require_tree),
+                "train -> dev")
     cut = int(len(train) * (1 - held_out))
-    return train[:cut], train[cut:]
+    return train[:cut], train[cut:], f"train[:{cut}] -> train[{cut}:]"
+
+
+def treebank(name: str, held_out: float = 0.2):
+    """``(train, dev)`` of :func:`split`."""
+    train, dev, _ = split(name, held_out)
+    return train, dev
 
 
 def write_table(out: Path, title: str, rows: list[dict], columns: list[tuple[str, str]],

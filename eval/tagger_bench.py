@@ -17,11 +17,6 @@ ones, and one FEATS layer with one layer per feature. Writes ``OUT.json`` and ``
 
 from __future__ import annotations
 
-import os
-
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")   # one core, as the figures are stated
-
 import argparse
 import json
 import logging
@@ -31,31 +26,19 @@ import time
 from collections import Counter
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from _common import REPO, UD, single_thread, split
 
-from corpora.conllu_io import read_treebank  # noqa: E402
+single_thread()   # one core, as the figures are stated
+
 from corpora.sentence import Sentence  # noqa: E402
 from parser.tagging import Tagger  # noqa: E402
 
-UD = REPO.parent / "shared" / "ud"
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
-HELD_OUT = 0.2          # share of train.conllu held out where there is no dev.conllu
 TARGETS = {"en_ewt": {"upos": 95.5}}   # issue 4
 VARIANTS = {"joint UPOS+XPOS": {"xpos": "joint"}, "FEATS per feature": {"feats": "split"}}
 FIELDS = ("upos", "xpos", "feats")
 
 logger = logging.getLogger("tagger_bench")
-
-
-def split(name: str) -> tuple[list[Sentence], list[Sentence], str]:
-    """Training and held-out sentences of a treebank, and how they were chosen."""
-    folder = UD / name
-    train = read_treebank(folder / "train.conllu", require_tree=False)
-    if (folder / "dev.conllu").exists():
-        return train, read_treebank(folder / "dev.conllu", require_tree=False), "train -> dev"
-    cut = round(len(train) * (1 - HELD_OUT))
-    return train[:cut], train[cut:], f"train[:{cut}] -> train[{cut}:]"
 
 
 def _same(field: str, gold: str, predicted: str) -> bool:
@@ -100,7 +83,7 @@ def most_frequent(train: list[Sentence], test: list[Sentence]) -> list[tuple]:
 
 
 def run(name: str, epochs: int, params: dict) -> dict:
-    train, held_out, how = split(name)
+    train, held_out, how = split(name, require_tree=False)
     start = time.process_time()
     tagger = Tagger(**params).fit(train, epochs=epochs, seed=0)
     fit_seconds = time.process_time() - start

@@ -17,46 +17,29 @@ and tokens per CPU second of :meth:`Tokenizer.to_sentences`, and writes ``OUT.js
 
 from __future__ import annotations
 
-import os
-
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")   # one core, as the figures are stated
-
 import argparse
 import json
 import logging
+import os
 import platform
-import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from _common import REPO, single_thread, split
+
+single_thread()   # one core, as the figures are stated
 
 from corpora.alignment import Segmentation, evaluate_segmentation  # noqa: E402
-from corpora.conllu_io import read_treebank  # noqa: E402
 from corpora.tokenizer import Tokenizer, raw_text  # noqa: E402
 
-UD = REPO.parent / "shared" / "ud"
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
-HELD_OUT = 0.2          # share of train.conllu held out where there is no dev.conllu
 TARGETS = {"en_ewt": {"tokens": 98.5, "sentences": 75.0}}   # issue 4
 
 logger = logging.getLogger("tokenizer_bench")
 
 
-def split(name: str) -> tuple[list, list, str]:
-    """Training and held-out sentences of a treebank, and how they were chosen."""
-    folder = UD / name
-    train = read_treebank(folder / "train.conllu", require_tree=False)
-    if (folder / "dev.conllu").exists():
-        return train, read_treebank(folder / "dev.conllu", require_tree=False), "train -> dev"
-    cut = round(len(train) * (1 - HELD_OUT))
-    return train[:cut], train[cut:], f"train[:{cut}] -> train[{cut}:]"
-
-
 def run(name: str, tokenizer_options: dict) -> dict:
-    train, held_out, how = split(name)
+    train, held_out, how = split(name, require_tree=False)
     start = time.process_time()
     tokenizer = Tokenizer(**tokenizer_options).fit(train)
     fit_seconds = time.process_time() - start
