@@ -7,7 +7,6 @@ import sys
 import numpy as np
 import pytest
 
-from corpora.conllu_io import read_conllu
 from parser.cli import main
 from parser.pipeline import Parser
 

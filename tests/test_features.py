@@ -466,15 +466,26 @@ print(json.dumps([F.indices.tolist(), F.indptr.tolist(), L.indices.tolist()]))
 """
 
 
-def test_hashes_identical_in_another_process():
+def the_dog() -> Sentence:
+    """The sentence of the determinism scripts."""
+    return Sentence.from_words("The dog saw a cat .".split(), lemmas="the dog see a cat .".split(),
+                               upos="DET NOUN VERB DET NOUN PUNCT".split(),
+                               xpos="DT NN VBD DT NN .".split())
+
+
+def in_another_process(script: str, hash_seed: str):
+    """The JSON that ``script`` prints, run by a fresh interpreter whose str hashes are
+    salted with ``hash_seed``."""
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               PYTHONHASHSEED="12345")
-    result = subprocess.run([sys.executable, "-c", DETERMINISM_SCRIPT], capture_output=True,
-                            text=True, cwd=REPO, env=env, check=True)
-    theirs = json.loads(result.stdout)
-    s = Sentence.from_words("The dog saw a cat .".split(), lemmas="the dog see a cat .".split(),
-                            upos="DET NOUN VERB DET NOUN PUNCT".split(),
-                            xpos="DT NN VBD DT NN .".split())
+               PYTHONHASHSEED=hash_seed)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=REPO, env=env, check=True)
+    return json.loads(result.stdout)
+
+
+def test_hashes_identical_in_another_process():
+    theirs = in_another_process(DETERMINISM_SCRIPT, "12345")
+    s = the_dog()
     fx = FeatureExtractor(FeatureConfig(bits=22, label_bits=18)).fit([s])
     enc = fx.encode(s)
     F = fx.part_features(enc, arc_parts(len(s)))

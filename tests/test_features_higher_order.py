@@ -9,17 +9,12 @@ Every kernel output is compared with the plain-Python twin of ``tests/test_featu
 from __future__ import annotations
 
 import itertools
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-from test_features import (JIT, REPO, TRAIN, en_ewt, kernel_rows, random_ids, sentence,
-                           twin_features, twin_indices, twin_part_values)
+from test_features import (JIT, TRAIN, en_ewt, in_another_process, kernel_rows, random_ids,
+                           sentence, the_dog, twin_features, twin_indices, twin_part_values)
 
-from corpora.sentence import Sentence
 from decoders.higher_order import build_parts
 from decoders.parts import Parts, PartType, arc_parts
 from features import PART_TEMPLATES, FeatureConfig, FeatureExtractor, PartTemplates
@@ -410,14 +405,8 @@ PINNED_FIRST_FEATURES = {
 
 
 def test_hashes_identical_in_another_process():
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               PYTHONHASHSEED="54321")
-    result = subprocess.run([sys.executable, "-c", DETERMINISM_SCRIPT], capture_output=True,
-                            text=True, cwd=REPO, env=env, check=True)
-    theirs = json.loads(result.stdout)
-    s = Sentence.from_words("The dog saw a cat .".split(), lemmas="the dog see a cat .".split(),
-                            upos="DET NOUN VERB DET NOUN PUNCT".split(),
-                            xpos="DT NN VBD DT NN .".split())
+    theirs = in_another_process(DETERMINISM_SCRIPT, "54321")
+    s = the_dog()
     fx = FeatureExtractor(FeatureConfig(bits=22)).fit([s])
     pinned = {}
     for consecutive, (indices, indptr) in zip((False, True), theirs):
