@@ -46,7 +46,10 @@ def main() -> None:
     ap.add_argument("--max-train", type=int, default=None)
     ap.add_argument("--max-dev", type=int, default=None)
     ap.add_argument("--max-heads", type=int, default=5)
-    ap.add_argument("--jobs", type=int, default=1, help="training processes")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="training processes, each decoding part of a mini-batch")
+    ap.add_argument("--batch", type=int, default=None,
+                    help="sentences per update (default: --jobs)")
     ap.add_argument("--models", default=None, metavar="DIR", help="keep the models here")
     ap.add_argument("--out", default=str(RESULTS / "orders"))
     args = ap.parse_args()
@@ -59,7 +62,9 @@ def main() -> None:
         train, dev = train[:args.max_train], dev[:args.max_dev]
         for order in args.orders:
             config = TrainConfig(decoder="ilp", epochs=args.epochs, parts={"order": order},
-                                 trainer_options={"eta": 1.0, "jobs": args.jobs}, prune=True,
+                                 trainer_options={"eta": 1.0, "jobs": args.jobs,
+                                                  "batch": args.batch or args.jobs},
+                                 prune=True,
                                  pruner={"max_heads": args.max_heads})
             path = models / f"{name}-{order}.npz" if models else None
             start = time.perf_counter()
@@ -79,7 +84,8 @@ def write(out: Path, rows: list[dict], args) -> None:
                 [("treebank", "treebank"), ("order", "order"), ("decoder", "decoder"),
                  ("uas", "UAS"), ("las", "LAS"), ("tokens_per_s", "tokens/s"),
                  ("train_minutes", "train min"), ("train_sentences", "train sents")],
-                notes=f"SSG-eta (eta = 1), {args.epochs} epochs on {args.jobs} process(es), "
+                notes=f"SSG-eta (eta = 1), {args.epochs} epochs, mini-batches of "
+                      f"{args.batch or args.jobs} on {args.jobs} process(es), "
                       f"pruned to {args.max_heads} heads per word; scores over all words, "
                       "gold tags; tokens/s on one core.")
 

@@ -81,8 +81,12 @@ def _add_train(sub) -> None:
                         "(default 10)")
     p.add_argument("--tagger-epochs", type=int, default=None, metavar="N",
                    help="perceptron epochs of the tagger (default 8)")
+    p.add_argument("--batch", type=int, default=None, metavar="B",
+                   help="sentences per update (default 1; with --jobs N, default N): "
+                        "mini-batch steps, whose inferences run in parallel")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="decode an epoch's sentences on N processes (default 1)")
+                   help="decode each mini-batch on N processes (default 1); the model is "
+                        "the same as with --jobs 1 and the same --batch")
     p.add_argument("--checkpoint", metavar="FILE",
                    help="also save the model after every epoch to FILE, so that a long "
                         "run that is stopped leaves a usable model")
@@ -92,13 +96,16 @@ def _add_train(sub) -> None:
 def _train(args) -> None:
     from .pipeline import Parser, TrainConfig
 
-    _positive(jackknife=args.jackknife, tagger_epochs=args.tagger_epochs, jobs=args.jobs)
+    _positive(jackknife=args.jackknife, tagger_epochs=args.tagger_epochs, jobs=args.jobs,
+              batch=args.batch)
+    batch = args.batch if args.batch is not None or args.jobs is None else args.jobs
     train = read_treebank(args.train, fmt=args.format, require_tree=True)
     dev = read_treebank(args.dev, fmt=args.format, require_tree=True) if args.dev else None
     config = TrainConfig(
         trainer=args.trainer, decoder=args.decoder or ("mst" if args.order == "1" else "ilp"),
         single_root=not args.multi_root, epochs=args.epochs, seed=args.seed,
-        trainer_options=_given(lambda_=args.lambda_, eta=_eta(args.eta), jobs=args.jobs),
+        trainer_options=_given(lambda_=args.lambda_, eta=_eta(args.eta), jobs=args.jobs,
+                               batch=batch),
         decoder_options=_given(solver=args.solver, time_limit=args.time_limit, flow=args.flow),
         features=_given(bits=args.bits, label_bits=args.label_bits),
         parts=dict(order=args.order, **_given(consecutive_siblings=args.consecutive_siblings

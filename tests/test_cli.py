@@ -82,6 +82,15 @@ def test_bad_training_file_is_one_clear_line_and_no_model(tmp_path, text, messag
     assert not model.exists()
 
 
+def test_jobs_without_mini_batches_is_a_usage_error(tmp_path):
+    model = tmp_path / "model.npz"
+    result = run_cli("train", "--train", SAMPLE / "train.conllu", "--model", model,
+                     "--no-tagger", "--jobs", "2", "--batch", "1")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "2 jobs need mini-batches of at least 2 sentences" in result.stderr
+    assert not model.exists()
+
+
 def test_bad_input_keeps_existing_output_and_model(sample_model_path, tmp_path):
     bad = tmp_path / "bad.conllu"
     bad.write_bytes(b"1\tcaf\xe9\tcafe\tNOUN\tNN\t_\t0\troot\t_\t_\n\n")

@@ -51,6 +51,8 @@ def test_checkpoint_after_each_epoch_is_the_model_so_far(sample_train, tmp_path)
 def test_trainer_options_are_checked():
     with pytest.raises(ValueError, match="does not take"):
         make_trainer("perceptron", lambda_=1e-3)
+    with pytest.raises(ValueError, match="2 jobs need mini-batches of at least 2"):
+        make_trainer("ssg", jobs=2)
     with pytest.raises(ValueError, match="unknown trainer"):
         make_trainer("nope")
 

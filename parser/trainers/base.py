@@ -72,14 +72,19 @@ class OnlineTrainer(Trainer):
 
     Parameters: ``epochs``; ``seed`` (the shuffling order and every random choice, hence
     the whole run, is a function of the seed); ``batch`` (examples per update; 1 is the
-    plain online algorithm); ``jobs`` (processes); ``progress`` (a progress bar with
-    ETA on stderr).
+    plain online algorithm); ``jobs`` (processes, at most ``batch``: a step's
+    inferences are what runs in parallel); ``progress`` (a progress bar with ETA on
+    stderr).
     """
 
     def __init__(self, *, epochs: int = 10, seed: int = 0, batch: int = 1, jobs: int = 1,
                  progress: bool = True) -> None:
         if epochs < 1 or batch < 1 or jobs < 1:
             raise ValueError("epochs, batch and jobs must be >= 1")
+        if jobs > batch:
+            raise ValueError(f"{jobs} jobs need mini-batches of at least {jobs} sentences "
+                             f"(batch is {batch}): the inferences of one step are what "
+                             "runs in parallel")
         self.epochs = epochs
         self.seed = seed
         self.batch = batch
