@@ -3,7 +3,7 @@ inference in SSG-eta training) does to the relaxation at test time.
 
 One command::
 
-    python eval/eta_experiment.py [--epochs 3] [--order 2] [--max-train N]
+    python eval/eta_experiment.py [--epochs 3] [--order 2] [--max-train N] [--max-length N]
 
 On ``../shared/ud/sl_ssj`` (Slovene, as in the paper; the last 20% of train held out
 as dev), reduced feature set, eta in {0, 0.25, 0.5, 0.75, 1} with equal training
@@ -15,6 +15,7 @@ LP+rounding. Writes ``eval/results/eta_experiment.{json,md,png}``.
 from __future__ import annotations
 
 import argparse
+import logging
 import time
 from pathlib import Path
 
@@ -37,10 +38,15 @@ def main() -> None:
     ap.add_argument("--max-train", type=int, default=None, help="first N training sentences")
     ap.add_argument("--max-dev", type=int, default=None, help="first N dev sentences")
     ap.add_argument("--max-heads", type=int, default=5)
+    ap.add_argument("--max-length", type=int, default=None,
+                    help="keep train and dev sentences of at most this many words")
     ap.add_argument("--out", default=str(RESULTS / "eta_experiment"))
     args = ap.parse_args()
     train, dev = treebank("sl_ssj")
+    if args.max_length:
+        train, dev = ([s for s in part if len(s) <= args.max_length] for part in (train, dev))
     train, dev = train[:args.max_train], dev[:args.max_dev]
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     rows = []
     for eta in ETAS:
         config = TrainConfig(decoder="ilp", epochs=args.epochs, features={"templates": "reduced"},
@@ -77,7 +83,9 @@ def main() -> None:
                      ("time_lp_mean", "LP s"), ("uas_ilp", "UAS ILP"), ("uas_lp", "UAS LP+round"),
                      ("train_seconds", "train s")],
                     notes=f"order {args.order}, reduced features, {args.epochs} epochs, "
-                          f"{len(train)} train / {len(dev)} dev sentences, pruned to "
+                          f"{len(train)} train / {len(dev)} dev sentences"
+                          + (f" of at most {args.max_length} words" if args.max_length else "")
+                          + ", pruned to "
                           f"{args.max_heads} heads per word; UAS over all words. ILP: the exact "
                           "decoder as shipped (LP relaxation first, branch and bound only when "
                           "it is fractional), so its time on an integral LP is the LP's.")
