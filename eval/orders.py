@@ -51,6 +51,9 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=None,
                     help="sentences per update (default: --jobs)")
     ap.add_argument("--models", default=None, metavar="DIR", help="keep the models here")
+    ap.add_argument("--reuse", action="store_true",
+                    help="evaluate the models already in --models instead of training them "
+                         "(train min: the epochs' seconds stored in the model, if any)")
     ap.add_argument("--out", default=str(RESULTS / "orders"))
     args = ap.parse_args()
     models = Path(args.models) if args.models else None
@@ -67,12 +70,18 @@ def main() -> None:
                                  prune=True,
                                  pruner={"max_heads": args.max_heads})
             path = models / f"{name}-{order}.npz" if models else None
-            start = time.perf_counter()
-            parser = Parser.train(train, config, checkpoint=path)
-            train_seconds = time.perf_counter() - start
+            if args.reuse and path and path.exists():
+                parser = Parser.load(path)
+                epochs = parser.report.epochs if parser.report else []
+                train_seconds = sum(e.seconds for e in epochs) if epochs else None
+            else:
+                start = time.perf_counter()
+                parser = Parser.train(train, config, checkpoint=path)
+                train_seconds = time.perf_counter() - start
             for decoder in ("ilp", "lp"):
                 rows.append({"treebank": name, "order": order, "decoder": decoder,
-                             "train_minutes": train_seconds / 60,
+                             "train_minutes": train_seconds / 60 if train_seconds else None,
+                             "reused": bool(args.reuse and path and path.exists()),
                              "train_sentences": len(train), "dev_sentences": len(dev),
                              "jobs": args.jobs, **evaluate(parser, dev, decoder)})
                 print(rows[-1], flush=True)

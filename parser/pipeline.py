@@ -227,9 +227,10 @@ class Parser:
                                    progress) if config.pruned else None
         model = LinearModel(extractor, labels, parts=config.parts, pruner=pruner)
         parser = cls(model, config, tokenizer=tokenizer, tagger=tagger)
-        def after_epoch(weights: np.ndarray) -> dict:
+        def after_epoch(weights: np.ndarray, report: TrainReport) -> dict:
             model.weights = weights
             if checkpoint is not None:
+                parser.report = report
                 parser.save(checkpoint)
             if not dev:
                 return {}
@@ -424,9 +425,10 @@ class Parser:
                                                 _unprefixed("tokenizer_", arrays))
             if meta.get("tagger"):
                 tagger = Tagger.from_arrays(meta["tagger"], _unprefixed("tagger_", arrays))
+            report = TrainReport.from_json(meta.get("report", []))
         except (KeyError, TypeError, ValueError) as error:
             raise model_file.ModelFileError(f"{path}: damaged model file ({error})") from None
-        parser = cls(model, config, tokenizer=tokenizer, tagger=tagger)
+        parser = cls(model, config, report, tokenizer=tokenizer, tagger=tagger)
         parser.path = Path(path)
         return parser
 

@@ -44,6 +44,7 @@ def test_checkpoint_after_each_epoch_is_the_model_so_far(sample_train, tmp_path)
     Parser.train(sample_train[:100], config, checkpoint=checkpoint).save(tmp_path / "final.npz")
     saved = Parser.load(checkpoint).model.weights
     assert np.array_equal(saved, Parser.load(tmp_path / "final.npz").model.weights)
+    assert [e.epoch for e in Parser.load(checkpoint).report.epochs] == [1, 2]
     one_epoch = Parser.train(sample_train[:100], TrainConfig(epochs=1, seed=1, features=SMALL))
     assert not np.array_equal(saved, one_epoch.model.weights)
 

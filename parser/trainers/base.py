@@ -26,8 +26,9 @@ from ._parallel import BatchInference
 
 log = logging.getLogger("polyparse.train")
 
-DevEvaluator = Callable[[np.ndarray], dict]
-"""Given weights, returns dev scores such as ``{"uas": 87.1, "las": 85.0}``."""
+DevEvaluator = Callable[[np.ndarray, "TrainReport"], dict]
+"""Given the averaged weights after an epoch and the report so far (that epoch
+included), returns dev scores such as ``{"uas": 87.1, "las": 85.0}``."""
 
 
 @dataclass
@@ -48,6 +49,10 @@ class TrainReport:
 
     def to_json(self) -> list[dict]:
         return [asdict(e) for e in self.epochs]
+
+    @classmethod
+    def from_json(cls, epochs: list[dict]) -> "TrainReport":
+        return cls([EpochStats(**e) for e in epochs])
 
 
 class Trainer(ABC):
@@ -141,9 +146,9 @@ class OnlineTrainer(Trainer):
                 stats = EpochStats(epoch, self.objective(mean_slack, weights), mean_slack,
                                    time.perf_counter() - start, extra=self.epoch_extra())
                 model.weights = weights.average()
-                if dev is not None:
-                    stats.dev = dev(model.weights)
                 report.epochs.append(stats)
+                if dev is not None:
+                    stats.dev = dev(model.weights, report)
                 log.info("epoch %d: objective %.4f, mean slack %.4f, %.1f s%s%s", epoch,
                          stats.objective, mean_slack, stats.seconds,
                          "".join(f", {k} {v:.1f}%" for k, v in stats.extra.items()),

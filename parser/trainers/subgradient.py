@@ -84,7 +84,7 @@ class SubgradientTrainer(OnlineTrainer):
         self._coin = np.random.default_rng(self.seed + 1)
         self._max_cost_sum = 0.0
         self._max_cost_count = 0
-        self._counts = np.zeros(3)
+        self._counts = np.zeros(4)
 
     def relaxed_draws(self, t, k):
         eta_t = self.eta_at(t)
@@ -104,8 +104,10 @@ class SubgradientTrainer(OnlineTrainer):
             weights.add(*constraint.delta, step=-alpha / len(constraints))
             self._max_cost_sum += 2.0 * constraint.result.heads.size - 2.0
             self._max_cost_count += 1
+            stats = constraint.result.stats
             self._counts += (1, constraint.relaxed,
-                             constraint.relaxed and not constraint.result.integral)
+                             constraint.relaxed and not constraint.result.integral,
+                             not constraint.relaxed and bool(stats.get("fallback")))
         if self.project:
             mean_max_cost = self._max_cost_sum / self._max_cost_count
             weights.project(np.sqrt(2.0 * mean_max_cost / self.lambda_))
@@ -113,13 +115,17 @@ class SubgradientTrainer(OnlineTrainer):
 
     def epoch_extra(self):
         """Share (%) of relaxed loss-augmented inferences, and of fractional solutions
-        among them."""
-        calls, relaxed, fractional = self._counts
-        self._counts = np.zeros(3)
-        if self.eta == 0.0:
-            return {}
-        return {"relaxed_share": 100.0 * relaxed / max(calls, 1),
-                "fractional_share": 100.0 * fractional / max(relaxed, 1)}
+        among them; and, when the exact decoder hit its time limit, the share of exact
+        inferences that fell back to LP + rounding."""
+        calls, relaxed, fractional, fallbacks = self._counts
+        self._counts = np.zeros(4)
+        extra = {}
+        if self.eta != 0.0:
+            extra = {"relaxed_share": 100.0 * relaxed / max(calls, 1),
+                     "fractional_share": 100.0 * fractional / max(relaxed, 1)}
+        if fallbacks:
+            extra["fallback_share"] = 100.0 * fallbacks / max(calls - relaxed, 1)
+        return extra
 
     def objective(self, mean_slack, weights):
         """``(lambda/2)||w||^2 + mean slack``, the slacks taken online during the epoch."""
