@@ -56,7 +56,9 @@ class ILPDecoder(Decoder):
     LP at the root anyway, is 3x faster on the smaller one. On an order-2 en_ewt model
     (first epoch, 150 dev sentences, pruned to 5 heads) 82% of the LPs were integral,
     and the median sentence took 0.024 s instead of 0.25 s with branch and bound on the
-    multi-commodity ILP alone (p90 0.35 s instead of 1.07 s).
+    multi-commodity ILP alone (p90 0.35 s instead of 1.07 s); after 10 epochs, on the
+    whole dev set, 91% are integral and the median is 0.009 s (p90 0.09 s, p99 1.1 s;
+    ``eval/results/gap_en_ewt_order2.txt``).
 
     Parameters
     ----------
