@@ -58,13 +58,24 @@ class Pruner:
     def calibrate(self, sentences: list[Sentence], target: float = 99.5,
                   temperatures: tuple[float, ...] = tuple(2.0 ** k for k in range(13))) -> dict:
         """Set the smallest temperature whose oracle on ``sentences`` reaches ``target``
-        (percent of gold heads kept), or the largest tried; return its oracle."""
+        (percent of gold heads kept) or, when none does (``max_heads`` caps the oracle),
+        the one with the best oracle (the smallest of equals); return its oracle.
+
+        The oracle is not monotone in the temperature: a hotter distribution keeps more
+        arcs above ``threshold`` but ranks them less by score, so with ``max_heads = 5``
+        on en_ewt dev 256 keeps 98.56% of gold heads and 4096 98.40%, at the same 4.9
+        arcs per word.
+        """
+        best = None
         for temperature in temperatures:
             self.temperature = float(temperature)
-            result = self.oracle(sentences)
+            result = dict(self.oracle(sentences), temperature=self.temperature)
+            if best is None or result["oracle_uas"] > best["oracle_uas"]:
+                best = result
             if result["oracle_uas"] >= target:
                 break
-        return dict(result, temperature=self.temperature)
+        self.temperature = best["temperature"]
+        return best
 
     def to_json(self) -> dict:
         return {"single_root": self.single_root, "threshold": self.threshold,

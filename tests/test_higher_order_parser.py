@@ -37,6 +37,22 @@ def test_pruned_parts_keep_gold_in_training_and_report_oracle(order2_model, samp
     assert set(zip(sentence.heads[1:], words)) <= set(map(tuple, arcs))
 
 
+def test_pruner_calibration_takes_the_best_oracle_when_the_target_is_out_of_reach(
+        order2_model, sample_dev):
+    pruner = Parser.load(order2_model).model.pruner
+    temperatures = (1.0, 4.0, 16.0, 64.0)
+    oracles = []
+    for t in temperatures:
+        pruner.temperature = t
+        oracles.append(pruner.oracle(sample_dev[:40])["oracle_uas"])
+    chosen = pruner.calibrate(sample_dev[:40], target=101.0, temperatures=temperatures)
+    assert chosen["oracle_uas"] == max(oracles)
+    assert pruner.temperature == temperatures[oracles.index(max(oracles))]
+    reachable = min(oracles)
+    pruner.calibrate(sample_dev[:40], target=reachable, temperatures=temperatures)
+    assert pruner.temperature == temperatures[0]
+
+
 def test_order2_parses_into_trees(order2_model, sample_dev):
     parser = Parser.load(order2_model)
     for sentence in parser.parse(sample_dev[:10]):
