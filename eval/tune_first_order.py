@@ -121,42 +121,11 @@ next to the other tag, tag 4-grams, exact distance with the tag pair, counted
 in-between tags with the tag pair."""
 
 
-def with_dir(specs) -> list[str]:
-    return ["arc.dir" if s == "bias" else f"{s} arc.dir" for s in specs]
-
-
-def _token(a: str) -> list[str]:
-    """TurboParser's token features of the word at ``a`` (an anchor and offset)."""
-    return [f"{a}.upos", f"{a}.xpos", f"{a}.form", f"{a}.lemma", f"{a}.form {a}.upos"]
-
-
-def turbo_arc(t: str = "upos") -> list[str]:
-    """After TurboParser's ``AddWordPairFeatures`` (large set, no morphology): token
-    features of h, m and their +-1, +-2 neighbours, tag n-grams around h and m, the
-    dependency (pair) features, the tag-context 3-, 4- and 6-grams, distance, and
-    in-between tags with counts; ``t`` is the tag of the pair and context features."""
-    specs = ["bias"] + _token("h") + _token("m")
-    for a in ("h-1", "h+1", "m-1", "m+1", "h-2", "h+2", "m-2", "m+2"):
-        specs += _token(a)
-    for a in ("h", "m"):
-        specs += [f"{a}.{t} {a}-1.{t}", f"{a}.{t} {a}-1.{t} {a}-2.{t}",
-                  f"{a}.{t} {a}+1.{t}", f"{a}.{t} {a}+1.{t} {a}+2.{t}"]
-    specs += [f"h.{t} m.{t}", "h.form m.form", f"h.{t} m.form", f"h.{t} m.form m.{t}",
-              f"h.form m.{t}", f"h.form h.{t} m.{t}", f"h.form h.{t} m.form m.{t}"]
-    hm = f"h.{t} m.{t}"
-    specs += [f"{hm} h-1.{t}", f"{hm} h+1.{t}", f"{hm} m-1.{t}", f"{hm} m+1.{t}",
-              f"{hm} h-1.{t} m-1.{t}", f"{hm} h+1.{t} m+1.{t}", f"{hm} h-1.{t} m+1.{t}",
-              f"{hm} h+1.{t} m-1.{t}", f"{hm} h-1.{t} h+1.{t} m-1.{t} m+1.{t}"]
-    specs += ["arc.len", f"h.{t} arc.dist", f"m.{t} arc.dist", f"{hm} arc.dist"]
-    specs += [f"b.{t} arc.bcount", f"{hm} b.{t} arc.bcount"]
-    specs += [f"{hm} b.{t}", f"h.form m.form b.{t}", f"h.form m.{t} b.{t}", f"h.{t} m.form b.{t}"]
-    return _unique(specs)
-
-
 def turbo_xpos_arc() -> list[str]:
-    """:func:`turbo_arc` plus its pair, context and in-between templates with XPOS."""
-    upos = turbo_arc("upos")
-    xpos = [s for s in turbo_arc("xpos") if "xpos" in s and s not in upos]
+    """:func:`features.templates.turbo_arc` plus its pair, context and in-between
+    templates with XPOS."""
+    upos = T.turbo_arc("upos")
+    xpos = [s for s in T.turbo_arc("xpos") if "xpos" in s and s not in upos]
     return _unique(list(upos) + xpos)
 
 
@@ -178,15 +147,16 @@ class Tables:
 TABLES: dict[str, Tables] = {
     "mcdonald": Tables(tuple(mcdonald_arc()), True, MCDONALD_LABEL),
     "committed": Tables(),   # the same templates as "turbo-label3"
-    "turbo": Tables(tuple(with_dir(turbo_arc())), False, MCDONALD_LABEL),
-    "turbo-conj": Tables(tuple(turbo_arc()), True, MCDONALD_LABEL),
-    "turbo-label2": Tables(tuple(with_dir(turbo_arc())), False, MCDONALD_LABEL + LABEL_EXTRA),
-    "turbo-conj-label2": Tables(tuple(turbo_arc()), True, MCDONALD_LABEL + LABEL_EXTRA),
-    "turbo-label3": Tables(tuple(with_dir(turbo_arc())), False,
+    "turbo": Tables(tuple(T.with_direction(T.turbo_arc())), False, MCDONALD_LABEL),
+    "turbo-conj": Tables(tuple(T.turbo_arc()), True, MCDONALD_LABEL),
+    "turbo-label2": Tables(tuple(T.with_direction(T.turbo_arc())), False,
+                           MCDONALD_LABEL + LABEL_EXTRA),
+    "turbo-conj-label2": Tables(tuple(T.turbo_arc()), True, MCDONALD_LABEL + LABEL_EXTRA),
+    "turbo-label3": Tables(tuple(T.with_direction(T.turbo_arc())), False,
                            MCDONALD_LABEL + LABEL_EXTRA + LABEL_EXTRA3),
-    "turbo-x-label3": Tables(tuple(with_dir(turbo_xpos_arc())), False,
+    "turbo-x-label3": Tables(tuple(T.with_direction(turbo_xpos_arc())), False,
                              MCDONALD_LABEL + LABEL_EXTRA + LABEL_EXTRA3),
-    "turbo-label3b": Tables(tuple(with_dir(turbo_arc())), False,
+    "turbo-label3b": Tables(tuple(T.with_direction(T.turbo_arc())), False,
                             tuple(s for s in MCDONALD_LABEL + LABEL_EXTRA + LABEL_EXTRA3
                                   if s not in LABEL3_DROPPED)),
 }

@@ -223,7 +223,7 @@ class PartTemplates:
         return self.kernel(ids, rows, self.tables[template_set], self.salt, bits)
 
 
-def _with_direction(specs: list[str]) -> tuple[str, ...]:
+def with_direction(specs: list[str]) -> tuple[str, ...]:
     """Every template with ``arc.dir`` appended (``bias`` becomes ``arc.dir``)."""
     return tuple("arc.dir" if spec == "bias" else f"{spec} arc.dir" for spec in specs)
 
@@ -233,32 +233,42 @@ def _token(a: str) -> list[str]:
     return [f"{a}.upos", f"{a}.xpos", f"{a}.form", f"{a}.lemma", f"{a}.form {a}.upos"]
 
 
-_PAIR = ["h.upos m.upos", "h.form m.form", "h.upos m.form", "h.upos m.form m.upos",
-         "h.form m.upos", "h.form h.upos m.upos", "h.form h.upos m.form m.upos"]
-_TAG_CONTEXT = [f"h.upos m.upos {c}" for c in (
-    "h-1.upos", "h+1.upos", "m-1.upos", "m+1.upos", "h-1.upos m-1.upos", "h+1.upos m+1.upos",
-    "h-1.upos m+1.upos", "h+1.upos m-1.upos", "h-1.upos h+1.upos m-1.upos m+1.upos")]
-_DISTANCE = ["arc.len", "h.upos arc.dist", "m.upos arc.dist", "h.upos m.upos arc.dist"]
-_BETWEEN = ["b.upos arc.bcount", "h.upos m.upos b.upos arc.bcount", "h.upos m.upos b.upos",
-            "h.form m.form b.upos", "h.form m.upos b.upos", "h.upos m.form b.upos"]
+def _pair(t: str) -> list[str]:
+    return [f"h.{t} m.{t}", "h.form m.form", f"h.{t} m.form", f"h.{t} m.form m.{t}",
+            f"h.form m.{t}", f"h.form h.{t} m.{t}", f"h.form h.{t} m.form m.{t}"]
 
 
-def _arc_full() -> list[str]:
+def _tag_context(t: str) -> list[str]:
+    return [f"h.{t} m.{t} {c}" for c in (
+        f"h-1.{t}", f"h+1.{t}", f"m-1.{t}", f"m+1.{t}", f"h-1.{t} m-1.{t}",
+        f"h+1.{t} m+1.{t}", f"h-1.{t} m+1.{t}", f"h+1.{t} m-1.{t}",
+        f"h-1.{t} h+1.{t} m-1.{t} m+1.{t}")]
+
+
+def turbo_arc(t: str = "upos") -> list[str]:
+    """After TurboParser's ``AddWordPairFeatures`` (large set, no morphology): token
+    templates of h, m and their +-1, +-2 neighbours, tag n-grams around h and m, the
+    pair templates, the tag-context 3-, 4- and 6-grams, distance, and in-between tags
+    with counts; ``t`` is the tag of every template but the token ones."""
     specs = ["bias"] + _token("h") + _token("m")
     for a in ("h-1", "h+1", "m-1", "m+1", "h-2", "h+2", "m-2", "m+2"):
         specs += _token(a)
     for a in ("h", "m"):
-        specs += [f"{a}.upos {a}-1.upos", f"{a}.upos {a}-1.upos {a}-2.upos",
-                  f"{a}.upos {a}+1.upos", f"{a}.upos {a}+1.upos {a}+2.upos"]
-    return specs + _PAIR + _TAG_CONTEXT + _DISTANCE + _BETWEEN
+        specs += [f"{a}.{t} {a}-1.{t}", f"{a}.{t} {a}-1.{t} {a}-2.{t}",
+                  f"{a}.{t} {a}+1.{t}", f"{a}.{t} {a}+1.{t} {a}+2.{t}"]
+    hm = f"h.{t} m.{t}"
+    return (specs + _pair(t) + _tag_context(t)
+            + ["arc.len", f"h.{t} arc.dist", f"m.{t} arc.dist", f"{hm} arc.dist"]
+            + [f"b.{t} arc.bcount", f"{hm} b.{t} arc.bcount", f"{hm} b.{t}",
+               f"h.form m.form b.{t}", f"h.form m.{t} b.{t}", f"h.{t} m.form b.{t}"])
 
 
 ARC_TEMPLATES = PartTemplates(
     name="arc",
-    full=_with_direction(_arc_full()),
-    reduced=_with_direction(["bias", "h.upos", "h.form", "h.form h.upos", "m.upos", "m.form",
-                             "m.form m.upos"] + _PAIR + _TAG_CONTEXT[:4]
-                            + ["arc.len", "h.upos m.upos arc.dist", "h.upos m.upos b.upos"]),
+    full=with_direction(turbo_arc()),
+    reduced=with_direction(["bias", "h.upos", "h.form", "h.form h.upos", "m.upos", "m.form",
+                            "m.form m.upos"] + _pair("upos") + _tag_context("upos")[:4]
+                           + ["arc.len", "h.upos m.upos arc.dist", "h.upos m.upos b.upos"]),
     conjoin=False,
 )
 
