@@ -14,7 +14,7 @@ from scipy.optimize import LinearConstraint, milp
 
 from .base import DecodeResult, Decoder, register
 from .formulation import FLOWS, Formulation, build_formulation
-from .lp import relaxed_decode
+from .lp import LPDecoder
 from .mst import round_to_tree
 from .parts import Parts, PartType
 from .pulp_backend import solve_pulp
@@ -141,14 +141,12 @@ class ILPDecoder(Decoder):
 
     def _relaxed(self, parts: Parts, scores: np.ndarray, flow: str, stats: dict
                  ) -> DecodeResult:
-        """LP relaxation plus rounding on ``flow``; its times are added to ``stats``."""
-        start = time.perf_counter()
-        form = build_formulation(parts, scores, single_root=self.single_root, flow=flow)
-        built = time.perf_counter()
-        relaxed = relaxed_decode(parts, scores, form, single_root=self.single_root)
-        stats["time_build"] += built - start
-        stats["time_lp"] += time.perf_counter() - built
-        stats["time_ilp"] += time.perf_counter() - built
+        """:class:`LPDecoder` on ``flow``; its times are added to ``stats``."""
+        relaxed = LPDecoder(single_root=self.single_root, flow=flow).decode(parts, scores)
+        solving = relaxed.stats["time_lp"] + relaxed.stats["time_round"]
+        stats["time_build"] += relaxed.stats["time_build"]
+        stats["time_lp"] += solving
+        stats["time_ilp"] += solving
         return relaxed
 
     @staticmethod

@@ -69,15 +69,15 @@ def relaxed_decode(parts: Parts, scores: np.ndarray, form: Formulation, *,
     x, value = solve_lp(form, lp_method(parts) if method == "auto" else method)
     solved = time.perf_counter()
     output = np.clip(x[:form.n_parts], 0.0, 1.0)
-    arcs = output[parts.block(PartType.ARC)]
+    arc_rows = parts.block(PartType.ARC)
+    arcs = output[arc_rows]
     fractional = int(np.count_nonzero(np.minimum(arcs, 1.0 - arcs) > INTEGRALITY_TOL))
     heads = round_to_tree(parts, output, single_root)
     rounded_value = float(scores @ parts.from_heads(heads))
     if fractional:
         tied = output.copy()
-        arc_scores = scores[parts.block(PartType.ARC)]
-        tied[parts.block(PartType.ARC)] += (TIE_BREAK * arc_scores
-                                            / max(float(np.abs(arc_scores).max()), 1e-300))
+        arc_scores = scores[arc_rows]
+        tied[arc_rows] += TIE_BREAK * arc_scores / max(float(np.abs(arc_scores).max()), 1e-300)
         other = round_to_tree(parts, tied, single_root)
         other_value = float(scores @ parts.from_heads(other))
         if other_value > rounded_value:
