@@ -70,7 +70,8 @@ def main() -> None:
                                  prune=True,
                                  pruner={"max_heads": args.max_heads})
             path = models / f"{name}-{order}.npz" if models else None
-            if args.reuse and path and path.exists():
+            reused = bool(args.reuse and path and path.exists())
+            if reused:
                 parser = Parser.load(path)
                 epochs = parser.report.epochs if parser.report else []
                 train_seconds = sum(e.seconds for e in epochs) if epochs else None
@@ -81,7 +82,7 @@ def main() -> None:
             for decoder in ("ilp", "lp"):
                 rows.append({"treebank": name, "order": order, "decoder": decoder,
                              "train_minutes": train_seconds / 60 if train_seconds else None,
-                             "reused": bool(args.reuse and path and path.exists()),
+                             "reused": reused,
                              "train_sentences": len(train), "dev_sentences": len(dev),
                              "jobs": args.jobs, **evaluate(parser, dev, decoder)})
                 print(rows[-1], flush=True)
