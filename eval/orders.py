@@ -53,7 +53,9 @@ def main() -> None:
     ap.add_argument("--models", default=None, metavar="DIR", help="keep the models here")
     ap.add_argument("--reuse", action="store_true",
                     help="evaluate the models already in --models instead of training them "
-                         "(train min: the epochs' seconds stored in the model, if any)")
+                         "(epochs and train min: from the training report stored in the model; "
+                         "a checkpoint of an unfinished run counts its epochs; a model "
+                         "without a report is taken to have --epochs)")
     ap.add_argument("--out", default=str(RESULTS / "orders"))
     args = ap.parse_args()
     models = Path(args.models) if args.models else None
@@ -75,14 +77,16 @@ def main() -> None:
                 parser = Parser.load(path)
                 epochs = parser.report.epochs if parser.report else []
                 train_seconds = sum(e.seconds for e in epochs) if epochs else None
+                n_epochs = len(epochs) if epochs else args.epochs
             else:
                 start = time.perf_counter()
                 parser = Parser.train(train, config, checkpoint=path)
                 train_seconds = time.perf_counter() - start
+                n_epochs = args.epochs
             for decoder in ("ilp", "lp"):
                 rows.append({"treebank": name, "order": order, "decoder": decoder,
                              "train_minutes": train_seconds / 60 if train_seconds else None,
-                             "reused": reused,
+                             "reused": reused, "epochs": n_epochs,
                              "train_sentences": len(train), "dev_sentences": len(dev),
                              "jobs": args.jobs, **evaluate(parser, dev, decoder)})
                 print(rows[-1], flush=True)
@@ -93,8 +97,9 @@ def write(out: Path, rows: list[dict], args) -> None:
     write_table(out, "Model order x decoder (ICML 2009, experiment 1)", rows,
                 [("treebank", "treebank"), ("order", "order"), ("decoder", "decoder"),
                  ("uas", "UAS"), ("las", "LAS"), ("tokens_per_s", "tokens/s"),
-                 ("train_minutes", "train min"), ("train_sentences", "train sents")],
-                notes=f"SSG-eta (eta = 1), {args.epochs} epochs, mini-batches of "
+                 ("epochs", "epochs"), ("train_minutes", "train min"),
+                 ("train_sentences", "train sents")],
+                notes=f"SSG-eta (eta = 1), mini-batches of "
                       f"{args.batch or args.jobs} on {args.jobs} process(es), "
                       f"pruned to {args.max_heads} heads per word; scores over all words, "
                       "gold tags; tokens/s on one core.")
