@@ -40,7 +40,7 @@ def _add_train(sub) -> None:
     p.add_argument("--model", required=True, metavar="OUT", help="model file to write (.npz)")
     p.add_argument("--decoder", default=None, help="decoder: mst (non-projective; default "
                    "for --order 1), eisner (projective), ilp (exact; default for higher "
-                   "orders) or lp (LP relaxation + MST rounding)")
+                   "orders) or lp (LP relaxation + MST rounding + local search)")
     p.add_argument("--order", choices=["1", "2", "full"], default="1",
                    help="parts scored: 1 = arcs; 2 = + grandparents and siblings; full = "
                         "2 + valency and non-projective arcs (default 1)")
@@ -284,10 +284,10 @@ def _eval(args) -> None:
 def _add_gap(sub) -> None:
     p = sub.add_parser(
         "gap", help="relaxation gap against runtime, sentence by sentence",
-        description="Decode every sentence with the LP relaxation + MST rounding and with "
-                    "the exact ILP under the model's scores. Writes one JSON line per "
-                    "sentence (sent_id, n, lp_value, ilp_value, rounded_value, gap, integral, "
-                    "fractional_arcs, time_build, time_lp, time_round, time_ilp, ilp_nodes, "
+        description="Decode every sentence with the LP relaxation + MST rounding (+ local "
+                    "search) and with the exact ILP under the model's scores. Writes one JSON "
+                    "line per sentence (sent_id, n, lp_value, ilp_value, rounded_value, "
+                    "search_moves, gap, integral, fractional_arcs, time_build, time_lp, time_round, time_ilp, ilp_nodes, "
                     "fallback, and the number of correct heads when the input has gold "
                     "heads), then a summary by sentence length.")
     p.add_argument("--model", required=True, metavar="M", help="model file (.npz)")
@@ -300,6 +300,9 @@ def _add_gap(sub) -> None:
     p.add_argument("--time-limit", type=float, default=None, metavar="S",
                    help="ILP seconds per sentence")
     p.add_argument("--flow", choices=["multi", "single"], default="multi")
+    p.add_argument("--no-search", action="store_true",
+                   help="round fractional LP solutions by MST alone, without the local "
+                        "search under the higher-order scores that follows by default")
     p.set_defaults(run=_gap)
 
 
@@ -309,7 +312,7 @@ def _gap(args) -> None:
 
     parser = Parser.load(args.model)
     single_root = parser.config.single_root
-    lp = make_decoder("lp", single_root, flow=args.flow)
+    lp = make_decoder("lp", single_root, flow=args.flow, search=not args.no_search)
     ilp = make_decoder("ilp", single_root, solver=args.solver, time_limit=args.time_limit,
                        flow=args.flow)
     records = []

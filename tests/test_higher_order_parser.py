@@ -74,7 +74,7 @@ def test_gap_command_writes_records_and_summary(order2_model, tmp_path, capsys):
     assert len(records) == 100
     keys = {"sent_id", "n", "lp_value", "ilp_value", "rounded_value", "gap", "integral",
             "fractional_arcs", "time_build", "time_lp", "time_round", "time_ilp",
-            "ilp_nodes", "fallback"}
+            "ilp_nodes", "fallback", "search_moves"}
     for r in records:
         assert keys <= set(r)
         assert r["lp_value"] >= r["ilp_value"] - 1e-6 * max(1.0, abs(r["ilp_value"]))
@@ -82,3 +82,13 @@ def test_gap_command_writes_records_and_summary(order2_model, tmp_path, capsys):
         assert r["integral"] == (r["fractional_arcs"] == 0)
     summary = capsys.readouterr().out
     assert "all" in summary and "UAS ILP" in summary
+    plain = tmp_path / "plain.jsonl"
+    assert main(["-q", "gap", "--model", str(order2_model), "--input",
+                 str(SAMPLE / "dev.conllu"), "--jsonl", str(plain), "--no-search"]) == 0
+    mst_only = [json.loads(line) for line in plain.read_text().splitlines()]
+    assert all(r["search_moves"] == 0 for r in mst_only)
+    for searched, r in zip(records, mst_only):
+        # the search starts from the MST-rounded tree and every move gains
+        assert (searched["search_moves"] > 0) == (
+            searched["rounded_value"] > r["rounded_value"] + 1e-9)
+        assert searched["rounded_value"] >= r["rounded_value"] - 1e-9
