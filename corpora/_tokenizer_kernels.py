@@ -88,6 +88,98 @@ def _web_address(chars, start, end):
     return 0
 
 
+@njit(cache=True, inline="always")
+def _is_alnum_class(k):
+    return 2 <= k <= 6
+
+
+@njit(cache=True, inline="always")
+def _in_address(c, k):
+    """A character of the local part of an e-mail address: letter, digit, ``._%+-'``."""
+    return (_is_alnum_class(k) or c == 46 or c == 95 or c == 37 or c == 43 or c == 45
+            or c == 39)
+
+
+@njit(cache=True, inline="always")
+def _in_domain(c, k):
+    """A character of a domain name: letter, digit, ``.-_``."""
+    return _is_alnum_class(k) or c == 46 or c == 45 or c == 95
+
+
+@njit(cache=True, inline="always")
+def _url_end(c):
+    """Characters that end a sentence or close a bracket rather than belong to a URL."""
+    return (c == 46 or c == 44 or c == 59 or c == 58 or c == 33 or c == 63 or c == 41
+            or c == 93 or c == 125 or c == 62 or c == 34 or c == 39)
+
+
+@njit(cache=True)
+def _starts_with(chars, k, end, pattern):
+    if k + pattern.shape[0] > end:
+        return False
+    for j in range(pattern.shape[0]):
+        if chars[k + j] != pattern[j]:
+            return False
+    return True
+
+
+_SLASHES = np.array([ord(c) for c in "://"], np.int64)
+_WWW = np.array([ord(c) for c in "www."], np.int64)
+
+
+@njit(cache=True)
+def web_spans(chars, classes):
+    """``int64 (n_chars,)``: for each character of a URL or e-mail address, 1 + the
+    position where the address starts; 0 elsewhere.
+
+    A URL starts at "http", "https" or any other letters followed by "://", or at
+    "www.", not after a letter or digit, and runs to the end of its
+    whitespace-delimited chunk less the punctuation that closes a sentence or a bracket
+    (``.,;:!?)]}>"'``). An e-mail address is an "@" with letters, digits and ``._%+-'``
+    before it and a domain (letters, digits, ``.-_``; not ending in ``.`` or ``-``)
+    after it, within the chunk.
+    """
+    n = chars.shape[0]
+    out = np.zeros(n, np.int64)
+    i = 0
+    while i < n:
+        if classes[i] == WHITESPACE:
+            i += 1
+            continue
+        a = i
+        while i < n and classes[i] != WHITESPACE:
+            i += 1
+        b = i
+        for k in range(a, b):
+            if out[k] != 0:
+                continue
+            if chars[k] == 64 and a < k < b - 1:                                 # "@"
+                left = k
+                while left > a and _in_address(chars[left - 1], classes[left - 1]):
+                    left -= 1
+                right = k + 1
+                while right < b and _in_domain(chars[right], classes[right]):
+                    right += 1
+                while right > k + 1 and (chars[right - 1] == 46 or chars[right - 1] == 45):
+                    right -= 1
+                if left < k and right > k + 1:
+                    out[left:right] = left + 1
+            elif k == a or not _is_alnum_class(classes[k - 1]):
+                url = _starts_with(chars, k, b, _WWW)
+                if not url and _is_alnum_class(classes[k]):
+                    j = k
+                    while j < b and 2 <= classes[j] <= 4:
+                        j += 1
+                    url = j > k and _starts_with(chars, j, b, _SLASHES)
+                if url:
+                    end = b
+                    while end > k and _url_end(chars[end - 1]):
+                        end -= 1
+                    if end > k + 4:
+                        out[k:end] = k + 1
+    return out
+
+
 @njit(cache=True)
 def char_features(chars, classes, gaps, bits):
     """Features of the gaps between two non-space characters.

@@ -10,9 +10,12 @@ the treebank's range lines. Here the classifiers are two averaged perceptrons (C
 2002) over hashed features instead of UDPipe's bidirectional GRU:
 
 1. *Token boundaries.* Whitespace always separates tokens. Inside a whitespace-delimited
-   chunk, every gap between two characters is a candidate; its features are character
-   n-grams around it and the chunk's left and right parts (so "do|n't", "Dr.", "U.S.",
-   "3.5" and "end|." are learned as the treebank writes them).
+   chunk, every gap between two characters is a candidate, except inside a URL or an
+   e-mail address, which stays whole; its features are character n-grams around it, the
+   chunk's left and right parts (so "do|n't", "Dr.", "U.S.", "3.5" and "end|." are
+   learned as the treebank writes them). A symbol between two letters or digits
+   ("Israeli-Palestinian", "and/or") is split off on both sides or on neither, by the
+   sum of the two gaps' scores.
 2. *Sentence boundaries.* After every token, from the two tokens before and the two after:
    their forms, shapes, a learned list of abbreviations (tokens ending in a period that
    the treebank keeps whole, as in Punkt: Kiss and Strunk, 2006, *Unsupervised
@@ -22,8 +25,10 @@ the treebank's range lines. Here the classifiers are two averaged perceptrons (C
    paragraphs are still learned from, as if followed by a space, so that text that
    comes without blank lines is split too.
 3. *Multiword tokens* (:class:`MultiwordLexicon`): a surface form seen in training gets
-   its most frequent analysis; an unseen one ending in a suffix that reliably marks a
-   multiword token ("'s", "n't") is split as that suffix was in training.
+   its most frequent analysis, or, if it was seen with two ("its" the possessive and
+   "it" + "s" for "it's"), the one a third perceptron prefers given the neighbouring
+   tokens; an unseen one ending in a suffix that reliably marks a multiword token ("'s",
+   "n't") is split as that suffix was in training.
 
 Every non-space character of the input ends up in exactly one token, in order; a token
 never contains whitespace. Training text is built as the UD tool ``conllu_to_text.pl``
@@ -193,6 +198,13 @@ class MultiwordLexicon:
         ending in the suffix becomes its remaining prefix followed by these, as
         "bush's" -> "bush" + "" | "'s" (the full-form and suffix rules of UDPipe's
         ``multiword_splitter``, Straka et al., 2016).
+    ambiguous:
+        Lowercased surface form -> its two most frequent training analyses, the one with
+        fewer words first, for the forms that :meth:`expand_sentence` decides in context
+        ("its" -> ``(("its",), ("it", "s"))``).
+    weights:
+        ``float32 (2**bits,)`` weights of that context model (None without ambiguous
+        forms): the second analysis is chosen when its features' weights sum above zero.
 
     Notes
     -----
@@ -203,17 +215,41 @@ class MultiwordLexicon:
     rate of at least ``min_precision``; the longest matching rule applies. Words take their case
     from the surface form when they spell it; otherwise an all-uppercase form gives
     uppercase words and a capitalized form a capitalized first word.
+
+    A form seen with two analyses, the less frequent at least ``min_context_count``
+    times, is decided by an averaged perceptron trained on its training occurrences: the
+    features (:func:`_context_features`) are the form, the two tokens before and after
+    it, their shapes and its capitalization, all conjoined with the form (without
+    apostrophes, so "it's" and "its" share what they learn). In English EWT "its" is
+    the possessive 164 times and "it" + "s" (for "it's") 57 times: the possessive in
+    "its own", the contraction in "its a", "its not".
     """
 
-    def __init__(self, forms: dict[str, tuple[str, ...]], rules: dict[str, tuple[str, ...]]):
+    def __init__(self, forms: dict[str, tuple[str, ...]], rules: dict[str, tuple[str, ...]],
+                 ambiguous: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] | None = None,
+                 weights: np.ndarray | None = None):
         self.forms = forms
         self.rules = rules
+        self.ambiguous = dict(ambiguous or {})
+        self.weights = weights
+        if self.ambiguous and weights is None:
+            raise ValueError("ambiguous forms need context weights")
         self._longest = max(map(len, rules), default=0)
 
     @classmethod
     def fit(cls, tokens: Iterable[SurfaceToken], *, min_count: int = 2,
-            min_precision: float = 0.5, context: int = 3) -> "MultiwordLexicon":
-        """Learn from the surface tokens of a training treebank."""
+            min_precision: float = 0.5, context: int = 3, ends: Sequence[bool] | None = None,
+            min_context_count: int = 5, context_bits: int = 18, epochs: int = 5,
+            seed: int = 0) -> "MultiwordLexicon":
+        """Learn from the surface tokens of a training treebank, in text order.
+
+        ``ends`` says after which tokens a sentence ends (default: only after the last);
+        the context of an ambiguous form does not reach across it. A form is decided in
+        context when its second most frequent analysis was seen ``min_context_count``
+        times; the perceptron has ``2**context_bits`` weights and makes ``epochs``
+        passes in orders drawn from ``seed``.
+        """
+        tokens = list(tokens)
         analyses = Counter((t.form.lower(), tuple(w.lower() for w in t.words)) for t in tokens)
         candidates: dict[str, set[tuple[str, ...]]] = {}
         for form, words in analyses:
@@ -237,8 +273,21 @@ class MultiwordLexicon:
         for (form, words), _ in analyses.most_common():
             best.setdefault(form, words)
         forms = {form: words for form, words in best.items() if by_rule._analyse(form) != words}
-        logger.info("multiword lexicon: %d rules, %d forms", len(rules), len(forms))
-        return cls(forms, rules)
+        ambiguous: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        seen: dict[str, list[tuple[tuple[str, ...], int]]] = {}
+        for (form, words), count in analyses.most_common():
+            seen.setdefault(form, []).append((words, count))
+        for form, ranked in seen.items():
+            if len(ranked) > 1 and ranked[1][1] >= min_context_count:
+                # the analysis with fewer words first ("its" before "it" + "s")
+                pair = sorted((ranked[0][0], ranked[1][0]), key=len)
+                ambiguous[form] = (pair[0], pair[1])
+        weights = None
+        if ambiguous:
+            weights = _fit_context(tokens, ambiguous, ends, context_bits, epochs, seed)
+        logger.info("multiword lexicon: %d rules, %d forms, %d decided in context", len(rules),
+                    len(forms), len(ambiguous))
+        return cls(forms, rules, ambiguous, weights)
 
     def expand(self, form: str) -> tuple[str, ...]:
         """The syntactic words of the surface token ``form`` (``(form,)`` if not multiword).
@@ -254,6 +303,31 @@ class MultiwordLexicon:
             return (form,)
         return _restore_case(form, words)
 
+    def expand_sentence(self, forms: Sequence[str]) -> list[tuple[str, ...]]:
+        """The syntactic words of each surface token of a sentence.
+
+        As :meth:`expand`, except that a form seen in training with two analyses (say
+        "its": the possessive, or "it" + "s" for "it's") gets the one the context model
+        prefers given its neighbours.
+
+        Examples
+        --------
+        >>> lexicon = MultiwordLexicon({}, {}, {"its": (("its",), ("it", "s"))},
+        ...                            np.zeros(1 << 4, np.float32))
+        >>> lexicon.expand_sentence(["Its", "tail"])      # zero weights: the first analysis
+        [('Its',), ('tail',)]
+        """
+        out = [self.expand(form) for form in forms]
+        if self.ambiguous:
+            bits = int(self.weights.shape[0]).bit_length() - 1
+            for i, form in enumerate(forms):
+                choice = self.ambiguous.get(form.lower())
+                if choice is not None:
+                    score = self.weights[_context_features(forms, i, bits)].sum()
+                    words = choice[1] if score > 0 else choice[0]
+                    out[i] = (form,) if len(words) == 1 else _restore_case(form, words)
+        return out
+
     def _analyse(self, form: str) -> tuple[str, ...]:
         if form in self.forms:
             return self.forms[form]
@@ -264,13 +338,82 @@ class MultiwordLexicon:
         return (form,)
 
     def to_json(self) -> dict:
-        return {"forms": {f: list(w) for f, w in sorted(self.forms.items())},
+        """JSON-able data; the context weights sparse, as their non-zero positions and
+        values (a lexicon without ambiguous forms has neither)."""
+        data = {"forms": {f: list(w) for f, w in sorted(self.forms.items())},
                 "rules": {s: list(e) for s, e in sorted(self.rules.items())}}
+        if self.ambiguous:
+            index = np.flatnonzero(self.weights)
+            data["ambiguous"] = {f: [list(a), list(b)] for f, (a, b) in
+                                 sorted(self.ambiguous.items())}
+            data["context_bits"] = int(self.weights.shape[0]).bit_length() - 1
+            data["context_index"] = index.tolist()
+            data["context_value"] = [float(v) for v in self.weights[index]]
+        return data
 
     @classmethod
     def from_json(cls, data: dict) -> "MultiwordLexicon":
+        ambiguous, weights = {}, None
+        if data.get("ambiguous"):
+            ambiguous = {f: (tuple(a), tuple(b)) for f, (a, b) in data["ambiguous"].items()}
+            bits = int(data["context_bits"])
+            index = np.asarray(data["context_index"], dtype=np.int64)
+            value = np.asarray(data["context_value"], dtype=np.float32)
+            if (not 1 <= bits <= 30 or index.shape != value.shape
+                    or np.any((index < 0) | (index >= 1 << bits))):
+                raise ValueError(f"multiword context: bad sparse weights for 2**{bits} features")
+            weights = np.zeros(1 << bits, dtype=np.float32)
+            weights[index] = value
         return cls({f: tuple(w) for f, w in data["forms"].items()},
-                   {s: tuple(e) for s, e in data["rules"].items()})
+                   {s: tuple(e) for s, e in data["rules"].items()}, ambiguous, weights)
+
+
+def _context_features(forms: Sequence[str], i: int, bits: int) -> np.ndarray:
+    """``int64`` weight indices of the context of ``forms[i]`` in its sentence ``forms``:
+    the lowercased form alone, with each of the two tokens before and after it, with
+    pairs of them, with the next token's shape, and with its own capitalization."""
+    def lower(k: int) -> str:
+        return forms[k].lower() if 0 <= k < len(forms) else "<s>" if k < 0 else "</s>"
+
+    def shape(k: int) -> str:
+        return _shape(forms[k]) if 0 <= k < len(forms) else "<s>" if k < 0 else "</s>"
+
+    form = forms[i].lower()
+    f = "".join(c for c in form if c not in _APOSTROPHES)
+    p2, p1, n1, n2 = lower(i - 2), lower(i - 1), lower(i + 1), lower(i + 2)
+    templates = (("b", form), ("b", f), ("p", f, p1), ("n", f, n1), ("pp", f, p2, p1),
+                 ("nn", f, n1, n2), ("pn", f, p1, n1), ("ns", f, shape(i + 1)),
+                 ("ns2", f, shape(i + 1), shape(i + 2)),
+                 ("c", f, _shape(forms[i][:1]), str(i == 0)))
+    mask = (1 << bits) - 1
+    return np.array([_stable_hash("\x1f".join(t)) & mask for t in templates], dtype=np.int64)
+
+
+def _fit_context(tokens: Sequence[SurfaceToken],
+                 ambiguous: dict[str, tuple[tuple[str, ...], tuple[str, ...]]],
+                 ends: Sequence[bool] | None, bits: int, epochs: int, seed: int) -> np.ndarray:
+    """The perceptron that picks the second analysis of an ambiguous form (score > 0),
+    trained on every training token of such a form that has one of its two analyses."""
+    if ends is None:
+        ends = [False] * (len(tokens) - 1) + [True]
+    rows, labels = [], []
+    first = 0
+    for k, end in enumerate(ends):
+        if not end:
+            continue
+        sentence = tokens[first:k + 1]
+        forms = [t.form for t in sentence]
+        for i, t in enumerate(sentence):
+            choice = ambiguous.get(forms[i].lower())
+            words = tuple(w.lower() for w in t.words)
+            if choice is not None and words in choice:
+                rows.append(_context_features(forms, i, bits))
+                labels.append(words == choice[1])
+        first = k + 1
+    features = np.array(rows, dtype=np.int32).reshape(len(rows), -1)
+    rng = np.random.default_rng(seed)
+    orders = np.stack([rng.permutation(len(rows)) for _ in range(epochs)])
+    return kernels.perceptron_fit(features, np.array(labels, dtype=bool), orders, bits)
 
 
 def _rules_of(form: str, words: tuple[str, ...], context: int
@@ -319,6 +462,10 @@ class Tokenizer:
         Seed of the order in which the perceptrons visit examples.
     min_rule_count, min_rule_precision:
         When a multiword suffix rule is kept (see :class:`MultiwordLexicon`).
+    min_context_count, context_bits:
+        A form seen in training as a multiword token and as a single word is decided in
+        context when its less frequent analysis was seen ``min_context_count`` times; that
+        model has ``2**context_bits`` weights (see :class:`MultiwordLexicon`).
 
     Attributes
     ----------
@@ -338,19 +485,24 @@ class Tokenizer:
     """
 
     def __init__(self, *, epochs: int = 5, char_bits: int = 22, token_bits: int = 20,
-                 seed: int = 0, min_rule_count: int = 2, min_rule_precision: float = 0.7):
+                 seed: int = 0, min_rule_count: int = 2, min_rule_precision: float = 0.7,
+                 min_context_count: int = 5, context_bits: int = 18):
         self.epochs = epochs
         self.char_bits = char_bits
         self.token_bits = token_bits
         self.seed = seed
         self.min_rule_count = min_rule_count
         self.min_rule_precision = min_rule_precision
+        self.min_context_count = min_context_count
+        self.context_bits = context_bits
 
     def _params(self) -> dict:
         return {"epochs": self.epochs, "char_bits": self.char_bits,
                 "token_bits": self.token_bits, "seed": self.seed,
                 "min_rule_count": self.min_rule_count,
-                "min_rule_precision": self.min_rule_precision}
+                "min_rule_precision": self.min_rule_precision,
+                "min_context_count": self.min_context_count,
+                "context_bits": self.context_bits}
 
     # ------------------------------------------------------------------ training
 
@@ -364,20 +516,26 @@ class Tokenizer:
                                        ("char_bits", self.char_bits, 8, 30),
                                        ("token_bits", self.token_bits, 8, 30),
                                        ("min_rule_count", self.min_rule_count, 1, None),
-                                       ("min_rule_precision", self.min_rule_precision, 0, 1)):
+                                       ("min_rule_precision", self.min_rule_precision, 0, 1),
+                                       ("min_context_count", self.min_context_count, 1, None),
+                                       ("context_bits", self.context_bits, 8, 30)):
             if value < low or (high is not None and value > high):
                 raise ValueError(f"{name}={value} is outside [{low}, {high or 'inf'}]")
         text, tokens, spans, ends = _training_document(sentences)
         if not tokens:
             raise ValueError("no training sentence with tokens")
         self.multiword_ = MultiwordLexicon.fit(tokens, min_count=self.min_rule_count,
-                                               min_precision=self.min_rule_precision)
+                                               min_precision=self.min_rule_precision,
+                                               ends=ends,
+                                               min_context_count=self.min_context_count,
+                                               context_bits=self.context_bits,
+                                               epochs=self.epochs, seed=self.seed)
         self.abbreviations_ = frozenset(
             t.form.lower() for t in tokens
             if len(t.form) > 1 and t.form.endswith(".") and any(c.isalpha() for c in t.form))
 
         chars, classes = _encode(text)
-        gaps = _gaps(classes)
+        gaps = _gaps(chars, classes)
         boundaries = np.zeros(len(text) + 1, dtype=bool)
         for start, end in spans:
             boundaries[start] = boundaries[end] = True
@@ -415,12 +573,12 @@ class Tokenizer:
         end of the text, and wherever the sentence model says so.
         """
         chars, classes = _encode(text)
-        gaps = _gaps(classes)
+        gaps = _gaps(chars, classes)
         split = np.zeros(len(text) + 1, dtype=bool)
         if len(gaps):
             scores = kernels.perceptron_scores(
                 kernels.char_features(chars, classes, gaps, self.char_bits), self.char_weights_)
-            split[gaps[scores > 0]] = True
+            split[gaps[_tie_symbols(classes, gaps, scores) > 0]] = True
         solid = classes != kernels.WHITESPACE
         before = np.concatenate(([False], solid[:-1]))
         after = np.concatenate((solid[1:], [False]))
@@ -438,14 +596,15 @@ class Tokenizer:
                 kernels.token_features(attrs, candidates, self.token_bits), self.token_weights_)
             sentence_end[candidates[scores > 0]] = True
 
-        sentences: list[list[Token]] = [[]]
-        for k, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
-            form = text[start:end]
-            space_after = end == len(text) or text[end].isspace()
-            sentences[-1].append(Token(form, start, end, space_after,
-                                       self.multiword_.expand(form)))
-            if sentence_end[k] and k + 1 < len(starts):
-                sentences.append([])
+        sentences: list[list[Token]] = []
+        first = 0
+        for k in np.flatnonzero(sentence_end).tolist():
+            spans = list(zip(starts[first:k + 1].tolist(), ends[first:k + 1].tolist()))
+            forms = [text[start:end] for start, end in spans]
+            words = self.multiword_.expand_sentence(forms)
+            sentences.append([Token(form, start, end, end == len(text) or text[end].isspace(),
+                                    w) for form, (start, end), w in zip(forms, spans, words)])
+            first = k + 1
         return sentences
 
     def to_sentences(self, text: str, *, id_prefix: str = "") -> list[Sentence]:
@@ -545,10 +704,42 @@ def _encode(text: str) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
 
 
-def _gaps(classes: np.ndarray) -> np.ndarray:
-    """Positions ``i`` with non-space characters at ``i - 1`` and ``i``."""
+def _gaps(chars: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Positions ``i`` with non-space characters at ``i - 1`` and ``i``, except inside a
+    URL or e-mail address (:func:`kernels.web_spans`), which is never cut (in English
+    EWT's training set no token boundary falls inside one of its 278)."""
     solid = classes != kernels.WHITESPACE
-    return np.flatnonzero(solid[1:] & solid[:-1]).astype(np.int64) + 1
+    gaps = np.flatnonzero(solid[1:] & solid[:-1]).astype(np.int64) + 1
+    web = kernels.web_spans(chars, classes)
+    return gaps[(web[gaps] == 0) | (web[gaps] != web[gaps - 1])]
+
+
+# Classes of the characters that, between two letters or digits, are split off on both
+# sides or on neither ("Israeli - Palestinian", "and/or"): dashes, brackets, quotation
+# marks, commas, "!", "?", other punctuation and symbols; not periods ("Co.right") and
+# apostrophes ("do|n't").
+_TIED_CLASSES = np.array([8, 10, 11, 12, 13, 14, 15, 16])
+
+
+def _tie_symbols(classes: np.ndarray, gaps: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """``scores`` of the gaps with one decision for both sides of a symbol between two
+    letters or digits (see :data:`_TIED_CLASSES`): the sum of its two gaps' scores.
+
+    The perceptron decides every gap alone and may split "Israeli|-Palestinian" on one
+    side only, which the treebanks never do.
+    """
+    alnum = (classes >= 2) & (classes <= 6)
+    tied = np.flatnonzero(np.isin(classes[1:-1], _TIED_CLASSES) & alnum[:-2] & alnum[2:]) + 1
+    if not len(tied):
+        return scores
+    at = np.full(len(classes) + 1, -1, dtype=np.int64)
+    at[gaps] = np.arange(len(gaps))
+    left, right = at[tied], at[tied + 1]
+    both = (left >= 0) & (right >= 0)  # not inside a URL, whose gaps are no candidates
+    left, right = left[both], right[both]
+    out = scores.copy()
+    out[left] = out[right] = scores[left] + scores[right]
+    return out
 
 
 def _sentence_candidates(attrs: np.ndarray) -> np.ndarray:

@@ -21,7 +21,8 @@ from corpora.alignment import (F1, Segmentation, SurfaceToken, Word, align_words
                                evaluate_segmentation, sentence_tokens, span_f1)
 from corpora.conllu_io import read_conllu
 from corpora.sentence import Sentence
-from corpora.tokenizer import MultiwordLexicon, Tokenizer, raw_text
+from corpora.tokenizer import (MultiwordLexicon, Tokenizer, _encode, _gaps, _tie_symbols,
+                               raw_text)
 
 UD = Path(__file__).resolve().parents[2] / "shared" / "ud"
 
@@ -215,6 +216,71 @@ def test_multiword_lexicon_learns_rules_and_exceptions():
     assert lexicon.expand("let's") == ("let's",)              # seen exception to a rule
     assert MultiwordLexicon.from_json(json.loads(json.dumps(lexicon.to_json()))).expand(
         "Carl's") == ("Carl", "'s")
+
+
+def _its_treebank(n: int, seed: int) -> tuple[list[SurfaceToken], list[bool]]:
+    """Sentences in which "its" is the possessive (2 in 3) or "it" + "s" (for "it's")."""
+    rng = random.Random(seed)
+    tokens: list[SurfaceToken] = []
+    ends: list[bool] = []
+    for _ in range(n):
+        if rng.random() < 2 / 3:
+            sentence = [(w,) for w in rng.choice([["The", "dog"], ["A", "cat"], ["Anna"]])]
+            sentence += [(rng.choice(["wags", "licks", "likes"]),), ("its",),
+                         (rng.choice(["tail", "own", "name", "owner"]),), (".",)]
+        else:
+            sentence = [("its", "it", "s"), (rng.choice(["a", "not", "really", "so"]),),
+                        (rng.choice(["nice", "big", "good"]),), (rng.choice(["day", "deal"]),)]
+            sentence += [(rng.choice([".", "!"]),)]
+            if rng.random() < 0.5:
+                sentence = [(rng.choice(["Yes", "Well"]),), (",",)] + sentence
+        tokens += [SurfaceToken(t[0], t[1:] or t) for t in sentence]
+        ends += [False] * (len(sentence) - 1) + [True]
+    return tokens, ends
+
+
+def test_multiword_lexicon_decides_ambiguous_forms_in_context():
+    tokens, ends = _its_treebank(300, seed=3)
+    lexicon = MultiwordLexicon.fit(tokens, ends=ends, context_bits=12)
+    assert lexicon.ambiguous == {"its": (("its",), ("it", "s"))}
+    assert lexicon.expand("its") == ("its",)                          # out of context
+    assert lexicon.expand_sentence("Its a nice day .".split())[0] == ("It", "s")
+    assert lexicon.expand_sentence("Well , its not good .".split())[2] == ("it", "s")
+    assert lexicon.expand_sentence("The cat licks its tail .".split())[3] == ("its",)
+    assert lexicon.expand_sentence("Anna likes its owner .".split())[2] == ("its",)
+    loaded = MultiwordLexicon.from_json(json.loads(json.dumps(lexicon.to_json())))
+    for sentence in ("Its a nice day .", "The cat licks its tail .", "ITS REALLY BIG !"):
+        assert loaded.expand_sentence(sentence.split()) == lexicon.expand_sentence(
+            sentence.split())
+    # too rare a second analysis: no context model, the most frequent analysis
+    rare = MultiwordLexicon.fit(tokens, ends=ends, min_context_count=1000)
+    assert rare.ambiguous == {} and "context_index" not in rare.to_json()
+    assert rare.expand_sentence("Its a nice day .".split())[0] == ("Its",)
+
+
+def test_urls_and_addresses_stay_whole_and_symbols_split_on_both_sides_or_neither():
+    text = ("Write to franz371...@gmail.com or <ded69...@hotmail.com>, see "
+            "http://www.google.com/search?q=a+b&ie=UTF-8. The Israeli-Palestinian talks")
+    chars, classes = _encode(text)
+    web = kernels.web_spans(chars, classes)
+    spans = {text[k:k + int((web == v).sum())] for k, v in enumerate(web)
+             if v and (k == 0 or web[k - 1] != v)}
+    assert spans == {"franz371...@gmail.com", "ded69...@hotmail.com",
+                     "http://www.google.com/search?q=a+b&ie=UTF-8"}
+    gaps = np.arange(1, len(text))
+    gaps = gaps[(classes[gaps] != kernels.WHITESPACE) & (classes[gaps - 1] != kernels.WHITESPACE)]
+    kept = _gaps(chars, classes)
+    assert set(gaps) - set(kept) == {k for k in gaps if web[k] and web[k] == web[k - 1]}
+    hyphen = text.index("-Palestinian")
+    scores = np.where(kept == hyphen, 3.0, np.where(kept == hyphen + 1, -1.0, -5.0))
+    tied = _tie_symbols(classes, kept, scores)
+    assert tied[kept == hyphen] == tied[kept == hyphen + 1] == 2.0
+    assert tied[kept == text.index(">,") + 1] == -5.0         # "," is not between letters
+    # a hyphen inside a URL has no candidate gaps: no other gap's score changes
+    chars, classes = _encode("see www.my-site.com and")
+    kept = _gaps(chars, classes)
+    scores = np.arange(len(kept), dtype=float)
+    np.testing.assert_array_equal(_tie_symbols(classes, kept, scores), scores)
 
 
 # ---------------------------------------------------------------- CoNLL 2018 scores
