@@ -227,11 +227,12 @@ class MultiwordLexicon:
 
     def __init__(self, forms: dict[str, tuple[str, ...]], rules: dict[str, tuple[str, ...]],
                  ambiguous: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] | None = None,
-                 weights: np.ndarray | None = None):
+                 weights: np.ndarray | None = None, word_classes: dict[str, str] | None = None):
         self.forms = forms
         self.rules = rules
         self.ambiguous = dict(ambiguous or {})
         self.weights = weights
+        self.word_classes = dict(word_classes or {})
         if self.ambiguous and weights is None:
             raise ValueError("ambiguous forms need context weights")
         self._longest = max(map(len, rules), default=0)
@@ -240,14 +241,16 @@ class MultiwordLexicon:
     def fit(cls, tokens: Iterable[SurfaceToken], *, min_count: int = 2,
             min_precision: float = 0.5, context: int = 3, ends: Sequence[bool] | None = None,
             min_context_count: int = 5, context_bits: int = 18, epochs: int = 5,
-            seed: int = 0) -> "MultiwordLexicon":
+            seed: int = 0, word_classes: dict[str, str] | None = None) -> "MultiwordLexicon":
         """Learn from the surface tokens of a training treebank, in text order.
 
         ``ends`` says after which tokens a sentence ends (default: only after the last);
         the context of an ambiguous form does not reach across it. A form is decided in
         context when its second most frequent analysis was seen ``min_context_count``
         times; the perceptron has ``2**context_bits`` weights and makes ``epochs``
-        passes in orders drawn from ``seed``.
+        passes in orders drawn from ``seed``. ``word_classes`` (lowercased word -> its
+        most frequent UPOS in training, see :func:`word_classes`) gives the context model
+        the classes of the neighbouring tokens; it is kept only with ambiguous forms.
         """
         tokens = list(tokens)
         analyses = Counter((t.form.lower(), tuple(w.lower() for w in t.words)) for t in tokens)
@@ -282,12 +285,13 @@ class MultiwordLexicon:
                 # the analysis with fewer words first ("its" before "it" + "s")
                 pair = sorted((ranked[0][0], ranked[1][0]), key=len)
                 ambiguous[form] = (pair[0], pair[1])
-        weights = None
+        weights, classes = None, None
         if ambiguous:
-            weights = _fit_context(tokens, ambiguous, ends, context_bits, epochs, seed)
+            classes = word_classes or {}
+            weights = _fit_context(tokens, ambiguous, ends, context_bits, epochs, seed, classes)
         logger.info("multiword lexicon: %d rules, %d forms, %d decided in context", len(rules),
                     len(forms), len(ambiguous))
-        return cls(forms, rules, ambiguous, weights)
+        return cls(forms, rules, ambiguous, weights, classes)
 
     def expand(self, form: str) -> tuple[str, ...]:
         """The syntactic words of the surface token ``form`` (``(form,)`` if not multiword).
@@ -323,7 +327,8 @@ class MultiwordLexicon:
             for i, form in enumerate(forms):
                 choice = self.ambiguous.get(form.lower())
                 if choice is not None:
-                    score = self.weights[_context_features(forms, i, bits)].sum()
+                    score = self.weights[_context_features(forms, i, bits,
+                                                           self.word_classes)].sum()
                     words = choice[1] if score > 0 else choice[0]
                     out[i] = (form,) if len(words) == 1 else _restore_case(form, words)
         return out
@@ -349,6 +354,7 @@ class MultiwordLexicon:
             data["context_bits"] = int(self.weights.shape[0]).bit_length() - 1
             data["context_index"] = index.tolist()
             data["context_value"] = [float(v) for v in self.weights[index]]
+            data["word_classes"] = dict(sorted(self.word_classes.items()))
         return data
 
     @classmethod
@@ -365,18 +371,38 @@ class MultiwordLexicon:
             weights = np.zeros(1 << bits, dtype=np.float32)
             weights[index] = value
         return cls({f: tuple(w) for f, w in data["forms"].items()},
-                   {s: tuple(e) for s, e in data["rules"].items()}, ambiguous, weights)
+                   {s: tuple(e) for s, e in data["rules"].items()}, ambiguous, weights,
+                   data.get("word_classes"))
 
 
-def _context_features(forms: Sequence[str], i: int, bits: int) -> np.ndarray:
+def word_classes(sentences: Iterable[Sentence], min_count: int = 2) -> dict[str, str]:
+    """Lowercased word -> its most frequent UPOS, for the words seen ``min_count`` times
+    with a UPOS (the features of the multiword context model: "its" + DET, as in "its
+    the best", is "it" + "s")."""
+    counts = Counter((form.lower(), upos) for s in sentences
+                     for form, upos in zip(s.forms[1:], s.upos[1:]) if upos != "_")
+    totals: Counter[str] = Counter()
+    best: dict[str, str] = {}
+    for (form, upos), count in counts.most_common():
+        totals[form] += count
+        best.setdefault(form, upos)
+    return {form: upos for form, upos in best.items() if totals[form] >= min_count}
+
+
+def _context_features(forms: Sequence[str], i: int, bits: int,
+                      classes: dict[str, str]) -> np.ndarray:
     """``int64`` weight indices of the context of ``forms[i]`` in its sentence ``forms``:
     the lowercased form alone, with each of the two tokens before and after it, with
-    pairs of them, with the next token's shape, and with its own capitalization."""
+    pairs of them, with the next token's shape, with the classes (``classes``, else the
+    shape) of the tokens around it, and with its own capitalization."""
     def lower(k: int) -> str:
         return forms[k].lower() if 0 <= k < len(forms) else "<s>" if k < 0 else "</s>"
 
     def shape(k: int) -> str:
         return _shape(forms[k]) if 0 <= k < len(forms) else "<s>" if k < 0 else "</s>"
+
+    def word_class(k: int) -> str:
+        return classes.get(lower(k)) or shape(k)
 
     form = forms[i].lower()
     f = "".join(c for c in form if c not in _APOSTROPHES)
@@ -384,6 +410,8 @@ def _context_features(forms: Sequence[str], i: int, bits: int) -> np.ndarray:
     templates = (("b", form), ("b", f), ("p", f, p1), ("n", f, n1), ("pp", f, p2, p1),
                  ("nn", f, n1, n2), ("pn", f, p1, n1), ("ns", f, shape(i + 1)),
                  ("ns2", f, shape(i + 1), shape(i + 2)),
+                 ("nc", f, word_class(i + 1)), ("nc2", f, word_class(i + 1), word_class(i + 2)),
+                 ("pc", f, word_class(i - 1)),
                  ("c", f, _shape(forms[i][:1]), str(i == 0)))
     mask = (1 << bits) - 1
     return np.array([_stable_hash("\x1f".join(t)) & mask for t in templates], dtype=np.int64)
@@ -391,7 +419,8 @@ def _context_features(forms: Sequence[str], i: int, bits: int) -> np.ndarray:
 
 def _fit_context(tokens: Sequence[SurfaceToken],
                  ambiguous: dict[str, tuple[tuple[str, ...], tuple[str, ...]]],
-                 ends: Sequence[bool] | None, bits: int, epochs: int, seed: int) -> np.ndarray:
+                 ends: Sequence[bool] | None, bits: int, epochs: int, seed: int,
+                 classes: dict[str, str]) -> np.ndarray:
     """The perceptron that picks the second analysis of an ambiguous form (score > 0),
     trained on every training token of such a form that has one of its two analyses."""
     if ends is None:
@@ -407,7 +436,7 @@ def _fit_context(tokens: Sequence[SurfaceToken],
             choice = ambiguous.get(forms[i].lower())
             words = tuple(w.lower() for w in t.words)
             if choice is not None and words in choice:
-                rows.append(_context_features(forms, i, bits))
+                rows.append(_context_features(forms, i, bits, classes))
                 labels.append(words == choice[1])
         first = k + 1
     features = np.array(rows, dtype=np.int32).reshape(len(rows), -1)
@@ -521,6 +550,7 @@ class Tokenizer:
                                        ("context_bits", self.context_bits, 8, 30)):
             if value < low or (high is not None and value > high):
                 raise ValueError(f"{name}={value} is outside [{low}, {high or 'inf'}]")
+        sentences = list(sentences)
         text, tokens, spans, ends = _training_document(sentences)
         if not tokens:
             raise ValueError("no training sentence with tokens")
@@ -529,7 +559,8 @@ class Tokenizer:
                                                ends=ends,
                                                min_context_count=self.min_context_count,
                                                context_bits=self.context_bits,
-                                               epochs=self.epochs, seed=self.seed)
+                                               epochs=self.epochs, seed=self.seed,
+                                               word_classes=word_classes(sentences))
         self.abbreviations_ = frozenset(
             t.form.lower() for t in tokens
             if len(t.form) > 1 and t.form.endswith(".") and any(c.isalpha() for c in t.form))

@@ -22,7 +22,7 @@ from corpora.alignment import (F1, Segmentation, SurfaceToken, Word, align_words
 from corpora.conllu_io import read_conllu
 from corpora.sentence import Sentence
 from corpora.tokenizer import (MultiwordLexicon, Tokenizer, _encode, _gaps, _tie_symbols,
-                               raw_text)
+                               raw_text, word_classes)
 
 UD = Path(__file__).resolve().parents[2] / "shared" / "ud"
 
@@ -256,6 +256,38 @@ def test_multiword_lexicon_decides_ambiguous_forms_in_context():
     rare = MultiwordLexicon.fit(tokens, ends=ends, min_context_count=1000)
     assert rare.ambiguous == {} and "context_index" not in rare.to_json()
     assert rare.expand_sentence("Its a nice day .".split())[0] == ("Its",)
+
+
+def test_word_classes_feed_the_context_model():
+    sentences = [Sentence.from_words(["Its", "the", "best", "."],
+                                     upos=["PRON", "DET", "ADJ", "PUNCT"]),
+                 Sentence.from_words(["the", "dog", "the", "run"],
+                                     upos=["DET", "NOUN", "DET", "VERB"]),
+                 Sentence.from_words(["run", "run"], upos=["NOUN", "_"])]
+    assert word_classes(sentences) == {"the": "DET", "run": "VERB"}
+    assert word_classes(sentences, min_count=1)["dog"] == "NOUN"
+    # "then its X ." where only the class of X (a made-up word, seen once) tells the
+    # possessive (X a NOUN) from "it" + "s" (X a DET)
+    rng = random.Random(5)
+    def word():
+        return "".join(rng.choice("bcdfgklmnprstvz") for _ in range(5))
+    tokens, ends, classes = [], [], {}
+    for k in range(400):
+        split = k % 3 == 0
+        x = word()
+        classes[x] = "DET" if split else "NOUN"
+        tokens += [SurfaceToken("then", ("then",)),
+                   SurfaceToken("its", ("it", "s") if split else ("its",)),
+                   SurfaceToken(x, (x,)), SurfaceToken(".", (".",))]
+        ends += [False, False, False, True]
+    lexicon = MultiwordLexicon.fit(tokens, ends=ends, context_bits=14, word_classes=classes)
+    unseen = {word(): "DET", word(): "NOUN"}
+    lexicon.word_classes.update(unseen)
+    for x, upos in unseen.items():
+        words = lexicon.expand_sentence(["then", "its", x, "."])[1]
+        assert words == (("it", "s") if upos == "DET" else ("its",))
+    loaded = MultiwordLexicon.from_json(json.loads(json.dumps(lexicon.to_json())))
+    assert loaded.word_classes == lexicon.word_classes
 
 
 def test_urls_and_addresses_stay_whole_and_symbols_split_on_both_sides_or_neither():
