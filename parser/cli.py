@@ -190,7 +190,7 @@ def _parse(args) -> None:
             parser.require("tokenizer", "parse raw text")    # before any input is read
             parser.require("tagger", "parse raw text")
             text = args.text if args.text is not None else _read_text(args.input)
-            parsed = parser.parse(parser.tokenize(text), retag=True, jobs=args.jobs)
+            parsed = parser.stream_text(text, jobs=args.jobs)
         else:
             if args.retag:
                 parser.require("tagger", "tag words (--retag)")

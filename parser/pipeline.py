@@ -316,9 +316,20 @@ class Parser:
 
         Raises :class:`MissingComponentError` if the model has no tokenizer or tagger.
         """
+        return list(self.stream_text(text, id_prefix=id_prefix, jobs=jobs))
+
+    def stream_text(self, text: str, *, id_prefix: str = "", jobs: int = 1
+                    ) -> Iterator[Sentence]:
+        """:meth:`parse_text`, lazily. The text is tokenized when the first sentence is
+        asked for, so that with ``jobs > 1`` the worker processes start, and warm up,
+        while it is (tokenization runs in this process)."""
         self.require("tokenizer", "parse raw text")
         self.require("tagger", "parse raw text")
-        return list(self.parse(self.tokenize(text, id_prefix=id_prefix), retag=True, jobs=jobs))
+
+        def sentences() -> Iterator[Sentence]:
+            yield from self.tokenize(text, id_prefix=id_prefix)
+
+        return self.parse(sentences(), retag=True, jobs=jobs)
 
     def parse_tokens(self, sentences: Iterable[Sequence[str]]) -> list[Sentence]:
         """Tag (if the model has a tagger) and parse pre-tokenized sentences, each a
@@ -444,6 +455,8 @@ def _init_worker(path: str | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # the parent handles Ctrl-C
     if _WORKER is None:             # spawned, not forked: load the model once
         _WORKER = Parser.load(path)
+    # load the compiled tagging and parsing kernels now, while the parent reads input
+    _WORKER._parse_chunk([Sentence.from_words(["Go", "."])], _WORKER.tagger is not None)
 
 
 def _parse_in_worker(chunk: list[Sentence], retag: bool) -> list[Sentence]:
