@@ -603,6 +603,12 @@ class Tokenizer:
         sentence ends at each paragraph break (a line holding only whitespace) and at the
         end of the text, and wherever the sentence model says so.
         """
+        return list(self.iter_tokenized(text))
+
+    def iter_tokenized(self, text: str) -> Iterator[list[Token]]:
+        """:meth:`tokenize`, one sentence at a time: the boundaries of the whole text are
+        found at the first ``next()``, each sentence's tokens and words when it is asked
+        for (so that a consumer can start on the first sentences early)."""
         chars, classes = _encode(text)
         gaps = _gaps(chars, classes)
         split = np.zeros(len(text) + 1, dtype=bool)
@@ -616,7 +622,7 @@ class Tokenizer:
         starts = np.flatnonzero(solid & (~before | split[:-1]))
         ends = np.flatnonzero(solid & (~after | split[1:])) + 1
         if not len(starts):
-            return []
+            return
 
         attrs = self._token_attributes(text, starts, ends)
         sentence_end = attrs[:, kernels.ATTR_SPACE_AFTER] == PARAGRAPH
@@ -627,16 +633,14 @@ class Tokenizer:
                 kernels.token_features(attrs, candidates, self.token_bits), self.token_weights_)
             sentence_end[candidates[scores > 0]] = True
 
-        sentences: list[list[Token]] = []
         first = 0
         for k in np.flatnonzero(sentence_end).tolist():
             spans = list(zip(starts[first:k + 1].tolist(), ends[first:k + 1].tolist()))
             forms = [text[start:end] for start, end in spans]
             words = self.multiword_.expand_sentence(forms)
-            sentences.append([Token(form, start, end, end == len(text) or text[end].isspace(),
-                                    w) for form, (start, end), w in zip(forms, spans, words)])
+            yield [Token(form, start, end, end == len(text) or text[end].isspace(), w)
+                   for form, (start, end), w in zip(forms, spans, words)]
             first = k + 1
-        return sentences
 
     def to_sentences(self, text: str, *, id_prefix: str = "") -> list[Sentence]:
         """:meth:`tokenize` ``text`` into :class:`Sentence` objects ready to be parsed.
@@ -646,18 +650,20 @@ class Tokenizer:
         when it starts a paragraph, a range line for each multiword token and
         ``SpaceAfter=No`` in MISC of a token followed by no whitespace.
         """
-        sentences = []
+        return list(self.iter_sentences(text, id_prefix=id_prefix))
+
+    def iter_sentences(self, text: str, *, id_prefix: str = "") -> Iterator[Sentence]:
+        """:meth:`to_sentences`, one sentence at a time (see :meth:`iter_tokenized`)."""
         previous_end = 0
-        for k, tokens in enumerate(self.tokenize(text), start=1):
+        for k, tokens in enumerate(self.iter_tokenized(text), start=1):
             first, last = tokens[0], tokens[-1]
             comments = []
             if k == 1 or text.count("\n", previous_end, first.start) >= 2:
                 comments.append("# newpar")
             comments.append(f"# sent_id = {id_prefix}{k}")
             comments.append(f"# text = {' '.join(text[first.start:last.end].split())}")
-            sentences.append(_sentence_of(tokens, comments))
+            yield _sentence_of(tokens, comments)
             previous_end = last.end
-        return sentences
 
     # ------------------------------------------------------------------ features
 

@@ -320,16 +320,14 @@ class Parser:
 
     def stream_text(self, text: str, *, id_prefix: str = "", jobs: int = 1
                     ) -> Iterator[Sentence]:
-        """:meth:`parse_text`, lazily. The text is tokenized when the first sentence is
-        asked for, so that with ``jobs > 1`` the worker processes start, and warm up,
-        while it is (tokenization runs in this process)."""
+        """:meth:`parse_text`, lazily. Tokenizing starts when the first sentence is asked
+        for and hands out sentences as it builds them
+        (:meth:`~corpora.tokenizer.Tokenizer.iter_sentences`), so that with ``jobs > 1``
+        the worker processes start, warm up and parse while this process tokenizes."""
         self.require("tokenizer", "parse raw text")
         self.require("tagger", "parse raw text")
-
-        def sentences() -> Iterator[Sentence]:
-            yield from self.tokenize(text, id_prefix=id_prefix)
-
-        return self.parse(sentences(), retag=True, jobs=jobs)
+        return self.parse(self.tokenizer.iter_sentences(text, id_prefix=id_prefix),
+                          retag=True, jobs=jobs)
 
     def parse_tokens(self, sentences: Iterable[Sequence[str]]) -> list[Sentence]:
         """Tag (if the model has a tagger) and parse pre-tokenized sentences, each a
