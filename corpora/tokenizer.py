@@ -272,14 +272,12 @@ class MultiwordLexicon:
             if suffix not in rules and hit >= min_count and hit >= min_precision * totals[suffix]:
                 rules[suffix] = expansion
         by_rule = cls({}, rules)
-        best: dict[str, tuple[str, ...]] = {}
-        for (form, words), _ in analyses.most_common():
-            best.setdefault(form, words)
-        forms = {form: words for form, words in best.items() if by_rule._analyse(form) != words}
-        ambiguous: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-        seen: dict[str, list[tuple[tuple[str, ...], int]]] = {}
+        seen: dict[str, list[tuple[tuple[str, ...], int]]] = {}  # analyses, most frequent first
         for (form, words), count in analyses.most_common():
             seen.setdefault(form, []).append((words, count))
+        forms = {form: ranked[0][0] for form, ranked in seen.items()
+                 if by_rule._analyse(form) != ranked[0][0]}
+        ambiguous: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         for form, ranked in seen.items():
             if len(ranked) > 1 and ranked[1][1] >= min_context_count:
                 # the analysis with fewer words first ("its" before "it" + "s")
@@ -302,10 +300,7 @@ class MultiwordLexicon:
         >>> lexicon.expand("Gonna"), lexicon.expand("DON'T"), lexicon.expand("dog")
         (('Gon', 'na'), ('DO', "N'T"), ('dog',))
         """
-        words = self._analyse(form.lower())
-        if len(words) == 1:
-            return (form,)
-        return _restore_case(form, words)
+        return _spelled(form, self._analyse(form.lower()))
 
     def expand_sentence(self, forms: Sequence[str]) -> list[tuple[str, ...]]:
         """The syntactic words of each surface token of a sentence.
@@ -322,16 +317,18 @@ class MultiwordLexicon:
         [('Its',), ('tail',)]
         """
         out = [self.expand(form) for form in forms]
-        if self.ambiguous:
-            bits = int(self.weights.shape[0]).bit_length() - 1
-            for i, form in enumerate(forms):
-                choice = self.ambiguous.get(form.lower())
-                if choice is not None:
-                    score = self.weights[_context_features(forms, i, bits,
-                                                           self.word_classes)].sum()
-                    words = choice[1] if score > 0 else choice[0]
-                    out[i] = (form,) if len(words) == 1 else _restore_case(form, words)
+        for i, form in enumerate(forms):
+            choice = self.ambiguous.get(form.lower())
+            if choice is not None:
+                score = self.weights[_context_features(forms, i, self.context_bits,
+                                                       self.word_classes)].sum()
+                out[i] = _spelled(form, choice[1] if score > 0 else choice[0])
         return out
+
+    @property
+    def context_bits(self) -> int:
+        """``log2`` of the number of context weights (0 without a context model)."""
+        return 0 if self.weights is None else int(self.weights.shape[0]).bit_length() - 1
 
     def _analyse(self, form: str) -> tuple[str, ...]:
         if form in self.forms:
@@ -351,7 +348,7 @@ class MultiwordLexicon:
             index = np.flatnonzero(self.weights)
             data["ambiguous"] = {f: [list(a), list(b)] for f, (a, b) in
                                  sorted(self.ambiguous.items())}
-            data["context_bits"] = int(self.weights.shape[0]).bit_length() - 1
+            data["context_bits"] = self.context_bits
             data["context_index"] = index.tolist()
             data["context_value"] = [float(v) for v in self.weights[index]]
             data["word_classes"] = dict(sorted(self.word_classes.items()))
@@ -457,6 +454,12 @@ def _rules_of(form: str, words: tuple[str, ...], context: int
         return
     for q in range(p, max(p - context, 1) - 1, -1):
         yield form[q:], (words[0][q:],) + words[1:]
+
+
+def _spelled(form: str, words: tuple[str, ...]) -> tuple[str, ...]:
+    """The syntactic words ``words`` (lowercased) of the surface token ``form``, in its
+    case; ``(form,)`` when it is one word."""
+    return (form,) if len(words) == 1 else _restore_case(form, words)
 
 
 def _apply(form: str, suffix: str, expansion: tuple[str, ...]) -> tuple[str, ...]:
