@@ -287,9 +287,10 @@ def _add_gap(sub) -> None:
         description="Decode every sentence with the LP relaxation + MST rounding (+ local "
                     "search) and with the exact ILP under the model's scores. Writes one JSON "
                     "line per sentence (sent_id, n, lp_value, ilp_value, rounded_value, "
-                    "search_moves, gap, integral, fractional_arcs, time_build, time_lp, time_round, time_ilp, ilp_nodes, "
-                    "fallback, and the number of correct heads when the input has gold "
-                    "heads), then a summary by sentence length.")
+                    "search_moves, gap, integral, fractional_arcs, time_build, time_lp, "
+                    "time_round, time_ilp, ilp_nodes, fallback, and the number of correct "
+                    "heads when the input has gold heads), then a summary by sentence "
+                    "length.")
     p.add_argument("--model", required=True, metavar="M", help="model file (.npz)")
     p.add_argument("--input", required=True, metavar="FILE", help="CoNLL-U sentences")
     p.add_argument("--jsonl", metavar="OUT", help="JSON lines file (default: standard output; "
