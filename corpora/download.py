@@ -139,17 +139,17 @@ def download_treebank(name: str, cache_dir: str | os.PathLike, *,
     for split in splits:
         path = directory / f"{prefix}-ud-{split}.conllu"
         key = path.relative_to(cache_dir).as_posix()
-        expected = (expected_sha256 or {}).get(split) or _read_manifest(cache_dir).get(key)
-        if _is_cached(path, expected):
+        expected = (expected_sha256 or {}).get(split) or read_manifest(cache_dir).get(key)
+        if is_cached(path, expected):
             paths.append(path)
             continue
         url = treebank_url(name, split, base_url=base_url, tag=tag, prefix=prefix)
-        digest = _fetch(url, path, expected, progress=progress, timeout=timeout)
+        digest = fetch_url(url, path, expected, progress=progress, timeout=timeout)
         if digest is None:
             logger.warning("%s has no %s split at %s (HTTP 404 for %s); skipped",
                            name, split, tag, url)
             continue
-        _record(cache_dir, key, digest)
+        record(cache_dir, key, digest)
         paths.append(path)
     if not paths:
         raise DownloadError(treebank_url(name, splits[0], base_url=base_url, tag=tag,
@@ -177,7 +177,7 @@ def _prefix(name: str, prefix: str | None) -> str:
     return TREEBANKS[name]
 
 
-def _is_cached(path: Path, expected: str | None) -> bool:
+def is_cached(path: Path, expected: str | None) -> bool:
     """Whether ``path`` exists and matches ``expected`` (warns when it does not)."""
     if not path.exists():
         return False
@@ -192,7 +192,7 @@ def _is_cached(path: Path, expected: str | None) -> bool:
     return True
 
 
-def _fetch(url: str, path: Path, expected: str | None, *, progress: bool,
+def fetch_url(url: str, path: Path, expected: str | None, *, progress: bool,
            timeout: float) -> str | None:
     """Download ``url`` to ``path``, verifying it; its SHA-256, or None on HTTP 404."""
     request = urllib.request.Request(url, headers={"User-Agent": "polyparse"})
@@ -235,7 +235,7 @@ def _save(response: http.client.HTTPResponse, url: str, path: Path, expected: st
     return digest.hexdigest()
 
 
-def _read_manifest(cache_dir: Path) -> dict[str, str]:
+def read_manifest(cache_dir: Path) -> dict[str, str]:
     """``{relative path: hex digest}`` from ``cache_dir/SHA256SUMS`` (empty if absent)."""
     try:
         text = (cache_dir / MANIFEST).read_text(encoding="utf-8")
@@ -249,9 +249,9 @@ def _read_manifest(cache_dir: Path) -> dict[str, str]:
     return entries
 
 
-def _record(cache_dir: Path, key: str, digest: str) -> None:
+def record(cache_dir: Path, key: str, digest: str) -> None:
     """Add or update one manifest entry (rewriting the manifest atomically)."""
-    entries = _read_manifest(cache_dir)
+    entries = read_manifest(cache_dir)
     entries[key] = digest
     with atomic_write(cache_dir / MANIFEST) as file:
         file.writelines(f"{entries[name]}  {name}\n" for name in sorted(entries))

@@ -43,7 +43,8 @@ class CorpusError(Exception):
 
 
 class DownloadError(CorpusError):
-    """Fetching a treebank failed; ``path`` is the URL (or cached file), ``line`` is None."""
+    """Fetching a treebank (or word clusters) failed; ``path`` is the URL (or cached
+    file), ``line`` is None."""
 
     def __init__(self, path: str, message: str) -> None:
         super().__init__(path, None, message)

@@ -1,0 +1,168 @@
+"""Brown word clusters (Brown et al. 1992): read and written in Liang's ``paths`` format,
+and the English (or German, Spanish, ...) clusters that spaCy distributes, fetched.
+
+A Brown clustering is a binary tree over the words of a large unlabelled text; a word's
+*bit string* is its path from the root (``0`` left, ``1`` right), so every prefix of it
+names a coarser cluster. Koo, Carreras and Collins (2008) use the prefixes as parser
+features, Turian, Ratinov and Bengio (2010) as tagger features: they carry what the
+unlabelled text says about words that the treebank has rarely or never seen.
+
+The ``paths`` format is what Liang's ``wcluster`` (2005) writes, one word per line::
+
+    <bit string> TAB <word> [TAB <count>]
+
+References
+----------
+- P. Brown, V. Della Pietra, P. deSouza, J. Lai, R. Mercer. Class-based n-gram models of
+  natural language. Computational Linguistics 18(4), 1992.
+- P. Liang. Semi-supervised learning for natural language. MIT MEng thesis, 2005.
+- T. Koo, X. Carreras, M. Collins. Simple semi-supervised dependency parsing. ACL 2008.
+- J. Turian, L. Ratinov, Y. Bengio. Word representations: a simple and general method
+  for semi-supervised learning. ACL 2010.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from . import download
+from .errors import CorpusError, DownloadError
+from .files import atomic_write
+
+logger = logging.getLogger(__name__)
+
+MAX_BITS = 64
+"""Longest bit string kept (the tagger packs one into 64 bits)."""
+
+SPACY_LOOKUPS_URL = (
+    "https://files.pythonhosted.org/packages/9f/9e/dae3acaacc7cbe8140acb181e09b9920f8b3ee81d2"
+    "f1cd838d160c78f0c2/spacy_lookups_data-1.0.5-py2.py3-none-any.whl")
+"""spaCy's lookups data 1.0.5 (MIT licence), whose ``<lang>_lexeme_cluster`` tables hold
+the Brown clusters of spaCy's earlier models, on PyPI."""
+SPACY_LOOKUPS_SHA256 = "466f21f087e4144bc93800679437ec5a17be7d0888734b1ba880b3ecb0978bc6"
+SPACY_MEMBER = "spacy_lookups_data/data/{lang}_lexeme_cluster.json.gz"
+SPACY_LANGUAGES = ("de", "en", "es")
+"""The languages whose clusters spaCy's lookups data 1.0.5 holds."""
+
+
+def read_word_clusters(path: str | os.PathLike) -> dict[str, str]:
+    """``{word: bit string}`` from a ``paths`` file.
+
+    Raises :class:`~corpora.errors.CorpusError` naming the file and line of a line that
+    does not have 2 or 3 tab-separated columns, a bit string that is empty, not made of
+    ``0`` and ``1`` or longer than :data:`MAX_BITS`, a count that is not a number, a word
+    listed twice, text that is not UTF-8, or a file without any word.
+    """
+    clusters: dict[str, str] = {}
+    first_seen: dict[str, int] = {}
+    try:
+        with open(path, "rb") as file:
+            for lineno, raw in enumerate(file, 1):
+                try:
+                    line = raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as error:
+                    raise CorpusError(path, lineno, f"not UTF-8 text ({error.reason})") from None
+                if not line.strip():
+                    continue
+                bits, word = _parse_line(line, path, lineno)
+                if word in first_seen:
+                    raise CorpusError(path, lineno, f"word {word!r} already has a cluster "
+                                                    f"(line {first_seen[word]})")
+                first_seen[word] = lineno
+                clusters[word] = bits
+    except FileNotFoundError:
+        raise CorpusError(path, None, "no such word-cluster file") from None
+    except IsADirectoryError:
+        raise CorpusError(path, None, "is a directory, not a word-cluster file") from None
+    if not clusters:
+        raise CorpusError(path, None, "no word clusters found (expected lines "
+                                      "'<bit string> TAB <word> [TAB <count>]')")
+    return clusters
+
+
+def _parse_line(line: str, path, lineno: int) -> tuple[str, str]:
+    columns = line.split("\t")
+    if len(columns) not in (2, 3):
+        raise CorpusError(path, lineno, f"expected 2 or 3 tab-separated columns (bit string, "
+                                        f"word, count), found {len(columns)}")
+    bits, word = columns[0], columns[1]
+    if not bits or set(bits) - {"0", "1"}:
+        raise CorpusError(path, lineno, f"bit string {bits!r} is not made of 0 and 1")
+    if len(bits) > MAX_BITS:
+        raise CorpusError(path, lineno, f"bit string of {len(bits)} bits; at most "
+                                        f"{MAX_BITS} are supported")
+    if not word:
+        raise CorpusError(path, lineno, "empty word")
+    if len(columns) == 3 and not columns[2].strip().isdigit():
+        raise CorpusError(path, lineno, f"count {columns[2]!r} is not a whole number")
+    return bits, word
+
+
+def write_word_clusters(clusters: Mapping[str, str], path: str | os.PathLike) -> None:
+    """Write ``{word: bit string}`` as a ``paths`` file (atomically), sorted by bit string."""
+    with atomic_write(path) as file:
+        for word, bits in sorted(clusters.items(), key=lambda item: (item[1], item[0])):
+            file.write(f"{bits}\t{word}\n")
+
+
+def spacy_clusters(table: Mapping[str, int]) -> dict[str, str]:
+    """``{word: bit string}`` from a spaCy ``lexeme_cluster`` table.
+
+    spaCy stores a bit string as the integer whose binary digits are the string reversed
+    (its first bit is bit 0, so that ``cluster & (2**k - 1)`` is its ``k``-bit prefix),
+    and 0 for a word without a cluster, which is left out. Trailing zeros of a string
+    cannot be told from the integer, and are dropped: a prefix of every length still
+    names the same clusters.
+    """
+    return {word: format(code, "b")[::-1] for word, code in table.items()
+            if isinstance(code, int) and code > 0}
+
+
+def fetch_spacy_clusters(lang: str, cache_dir: str | os.PathLike, *,
+                         url: str = SPACY_LOOKUPS_URL, sha256: str | None = SPACY_LOOKUPS_SHA256,
+                         progress: bool = True, timeout: float = 60.0) -> Path:
+    """The Brown clusters of language ``lang`` (``"en"``, ``"de"``, ...) from spaCy's
+    lookups data, as a ``paths`` file in ``cache_dir/clusters/``; fetched (about 100 MB,
+    checked against ``sha256``) unless already there with its recorded digest.
+
+    Raises :class:`~corpora.errors.DownloadError` on a network error, a file that does
+    not match ``sha256``, or a language without clusters in it.
+    """
+    if not lang.isalpha():
+        raise DownloadError(lang, "not a language code")
+    cache_dir = Path(cache_dir)
+    path = cache_dir / "clusters" / f"{lang}-brown.paths"
+    key = path.relative_to(cache_dir).as_posix()
+    if download.is_cached(path, download.read_manifest(cache_dir).get(key)):
+        return path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise DownloadError(str(path.parent), f"cannot create the cache: {error.strerror}") \
+            from None
+    with tempfile.TemporaryDirectory(dir=path.parent) as scratch:
+        wheel = Path(scratch) / "lookups.whl"
+        if download.fetch_url(url, wheel, sha256, progress=progress, timeout=timeout) is None:
+            raise DownloadError(url, "not found (HTTP 404)")
+        member = SPACY_MEMBER.format(lang=lang)
+        try:
+            with zipfile.ZipFile(wheel) as archive:
+                table = json.loads(gzip.decompress(archive.read(member)))
+        except KeyError:
+            raise DownloadError(url, f"has no word clusters for language {lang!r}") from None
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
+            raise DownloadError(url, f"not a readable spaCy lookups archive ({error})") from None
+    clusters = spacy_clusters(table)
+    if not clusters:
+        raise DownloadError(url, f"has no word clusters for language {lang!r}")
+    write_word_clusters(clusters, path)
+    download.record(cache_dir, key, download.sha256_file(path))
+    logger.info("%s: %d word clusters of %r", path, len(clusters), lang)
+    return path
