@@ -116,6 +116,30 @@ def group_features_twin(sent_ptr, features, groups) -> list[list[int]]:
     return out
 
 
+def cluster_features_twin(sent_ptr, features, paths, lengths) -> list[list[int]]:
+    no_cluster = 0x5851F42D4C957F2D
+    seed = K.N_FEATURES + K.N_GROUP_FEATURES
+
+    def atom(i, k):
+        if lengths[i] < 0:
+            return no_cluster
+        m = min(k, int(lengths[i]))
+        return combine(m, int(paths[i]) & ((1 << m) - 1), 0)
+
+    out = []
+    for s in range(len(sent_ptr) - 1):
+        lo, hi = int(sent_ptr[s]), int(sent_ptr[s + 1])
+        for i in range(lo, hi):
+            row = [int(x) for x in features[i]]
+            atoms = [atom(i, k) for k in K.CLUSTER_PREFIXES]
+            atoms.append(GOLDEN if i == lo else atom(i - 1, K.NEIGHBOUR_PREFIX))
+            atoms.append(M1 if i == hi - 1 else atom(i + 1, K.NEIGHBOUR_PREFIX))
+            added = [combine(seed + j, a, 0) for j, a in enumerate(atoms)]
+            n_emit = len(row) - K.N_PAIR_FEATURES
+            out.append(row[:n_emit] + added + row[n_emit:])
+    return out
+
+
 def pair_row(h: int, prev_tag: int, mask: int) -> int:
     return fmix64((h + (int(prev_tag) + 1) * GOLDEN) & M64) & mask
 
@@ -310,6 +334,18 @@ def test_group_features_match_twin():
         got = K.group_features(sent_ptr, features, groups)
     assert got.shape == (9, K.N_FEATURES + K.N_GROUP_FEATURES)
     assert got.tolist() == group_features_twin(sent_ptr, features, groups)
+
+
+def test_cluster_features_match_twin():
+    rng = np.random.default_rng(3)
+    sent_ptr = np.array([0, 1, 4, 4, 9], dtype=np.int64)   # lengths 1, 3, 0 and 5
+    features = rng.integers(0, 2**64, size=(9, K.N_FEATURES), dtype=np.uint64)
+    paths = rng.integers(0, 2**64, size=9, dtype=np.uint64)
+    lengths = np.array([-1, 0, 1, 5, 6, 13, 64, 30, -1], dtype=np.int64)
+    with np.errstate(over="ignore"):
+        got = K.cluster_features(sent_ptr, features, paths, lengths)
+    assert got.shape == (9, K.N_FEATURES + K.N_CLUSTER_FEATURES)
+    assert got.tolist() == cluster_features_twin(sent_ptr, features, paths, lengths)
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4])
@@ -551,3 +587,57 @@ def test_bad_parameters_are_rejected(sample):
         Tagger().fit(sample[0][:5], epochs=0)
     with pytest.raises(ValueError):
         Tagger().fit([])
+
+
+# ---------------------------------------------------------------------------------------
+# Word clusters.
+
+def test_clusters_are_looked_up_as_written_then_lowercased(sample):
+    tagger = Tagger(hash_bits=10, clusters={"Dog": "01", "cat": "0110"})
+    tagger.fit(sample[0][:5], epochs=1)
+    paths, lengths = tagger._type_clusters(["Dog", "dog", "Cat", "cat", "bird"])
+    assert lengths.tolist() == [2, -1, 4, 4, -1]
+    assert paths.tolist()[:4] == [0b10, 0, 0b0110, 0b0110]   # first bit in bit 0
+
+
+def cluster_corpus(rng, n_words: int, first_bit: str, tag: str) -> tuple[list, dict]:
+    """Sentences of one random word each (no spelling clue to its tag), tagged ``tag``,
+    and the words' clusters, under the branch ``first_bit`` of the hierarchy."""
+    words = ["".join(rng.choice(list("bcdfgklmnprstvz"), size=6)) for _ in range(n_words)]
+    clusters = {w: first_bit + "".join(rng.choice(["0", "1"], size=7)) for w in words}
+    return [make_sentence([(w, tag, tag, "_")]) for w in words], clusters
+
+
+def test_clusters_tag_words_never_seen_in_training():
+    rng = np.random.default_rng(0)
+    nouns, noun_clusters = cluster_corpus(rng, 80, "0", "NOUN")
+    verbs, verb_clusters = cluster_corpus(rng, 80, "1", "VERB")
+    clusters = {**noun_clusters, **verb_clusters}
+    train = nouns[:60] + verbs[:60]
+    unseen = nouns[60:] + verbs[60:]
+    with_clusters = Tagger(hash_bits=12, clusters=clusters).fit(train, epochs=5)
+    without = Tagger(hash_bits=12).fit(train, epochs=5)
+    # letter n-grams still sway a few words: not all are right, but most are, and by far
+    # more than by chance (without clusters)
+    assert accuracy(unseen, with_clusters.predict(unseen))[0] >= 0.95
+    assert accuracy(unseen, without.predict(unseen))[0] < 0.7
+
+
+def test_save_load_keeps_the_clusters(sample):
+    train, dev = sample
+    clusters = {form: format(i % 64, "b") for i, form in
+                enumerate(sorted({f for s in train for f in s.forms[1:]}))}
+    tagger = Tagger(hash_bits=12, clusters=clusters).fit(train, epochs=2)
+    meta, arrays = tagger.to_arrays()
+    loaded = Tagger.from_arrays(json.loads(json.dumps(meta)), dict(arrays))
+    assert loaded.clusters is None and loaded.cluster_keys_.shape[0] == len(clusters)
+    assert loaded.predict(dev) == tagger.predict(dev)
+    assert Tagger(hash_bits=12).fit(train, epochs=2).predict(dev) != tagger.predict(dev)
+
+
+def test_models_saved_before_clusters_still_load(sample, sample_tagger):
+    meta, arrays = sample_tagger.to_arrays()
+    old = {name: value for name, value in arrays.items() if not name.startswith("cluster")}
+    loaded = Tagger.from_arrays(meta, old)
+    assert loaded.cluster_keys_.shape == (0,)
+    assert loaded.predict(sample[1]) == sample_tagger.predict(sample[1])

@@ -33,13 +33,20 @@ _S33 = np.uint64(33)
 FORM, LOWER, SUFFIX1, SHORT_SHAPE, FLAGS = 0, 1, 6, 13, 14
 N_TYPE_HASHES = 15
 CLASS_SEED = N_TYPE_HASHES  # template seed of ambiguity-class strings
+CLUSTER_SEED = CLASS_SEED + 1  # template seed of the words of a word-cluster table
 N_CONTEXT_FEATURES = 26
 N_PAIR_FEATURES = 4
 N_FEATURES = 1 + N_TYPE_HASHES + N_CONTEXT_FEATURES + N_PAIR_FEATURES
 """Columns of :func:`context_features`; the last ``N_PAIR_FEATURES`` are pair features."""
 N_GROUP_FEATURES = 5
 """Columns that :func:`group_features` adds for the layers decoded after the first."""
+CLUSTER_PREFIXES = (4, 6, 10, 14, 64)
+"""Bit-string prefix lengths of a word's cluster features (64: the whole path)."""
+NEIGHBOUR_PREFIX = 6
+N_CLUSTER_FEATURES = len(CLUSTER_PREFIXES) + 2
+"""Columns that :func:`cluster_features` adds when the tagger has word clusters."""
 _ZERO = np.uint64(0)
+_NO_CLUSTER = np.uint64(0x5851F42D4C957F2D)
 
 
 @numba.njit(cache=True)
@@ -187,6 +194,63 @@ def context_features(sent_ptr, type_ids, type_hashes, classes):
 
 
 @numba.njit(cache=True)
+def _insert_before_pairs(features, n_new):
+    """``features`` with ``n_new`` uninitialized columns inserted before its last
+    ``N_PAIR_FEATURES`` (pair) columns, and the index of the first new column."""
+    n, f = features.shape
+    n_emit = f - N_PAIR_FEATURES
+    out = np.empty((n, f + n_new), dtype=np.uint64)
+    out[:, :n_emit] = features[:, :n_emit]
+    out[:, n_emit + n_new:] = features[:, n_emit:]
+    return out, n_emit
+
+
+@numba.njit(cache=True)
+def _prefix_atom(path, length, k):
+    """Atom of the first ``min(k, length)`` bits of a cluster bit string (``path``, its
+    first bit in bit 0), or ``_NO_CLUSTER`` for a word without one (``length < 0``)."""
+    if length < 0:
+        return _NO_CLUSTER
+    m = min(k, length)
+    bits = path if m >= 64 else path & ((np.uint64(1) << np.uint64(m)) - np.uint64(1))
+    return combine(np.uint64(m), bits, _ZERO)
+
+
+@numba.njit(cache=True)
+def cluster_features(sent_ptr, features, paths, lengths):
+    """``features`` (``uint64 (N, F)``, its last ``N_PAIR_FEATURES`` columns pair
+    features) with ``N_CLUSTER_FEATURES`` columns inserted before the pair features.
+
+    They are the Brown-cluster features of Koo, Carreras and Collins (2008), as Turian,
+    Ratinov and Bengio (2010) use them for tagging: the prefixes of ``CLUSTER_PREFIXES``
+    bits of word 0's cluster bit string (the coarser clusters above it in the hierarchy;
+    64: the whole string), and the ``NEIGHBOUR_PREFIX``-bit prefixes of the clusters of
+    words -1 and +1. ``paths`` (``uint64 (N,)``, first bit in bit 0) and ``lengths``
+    (``int64 (N,)``, -1 for a word without a cluster) give each word's bit string. The
+    atom of a prefix is ``combine(m, first m bits, 0)`` with ``m = min(k, length)``, a
+    constant for a word without a cluster, and ``GOLDEN`` / ``M1`` outside the sentence;
+    column ``j`` is ``combine(N_FEATURES + N_GROUP_FEATURES + j, atom, 0)``.
+    """
+    out, first = _insert_before_pairs(features, N_CLUSTER_FEATURES)
+    seed = N_FEATURES + N_GROUP_FEATURES
+    for s in range(sent_ptr.shape[0] - 1):
+        lo = sent_ptr[s]
+        hi = sent_ptr[s + 1]
+        for i in range(lo, hi):
+            for j in range(len(CLUSTER_PREFIXES)):
+                atom = _prefix_atom(paths[i], lengths[i], CLUSTER_PREFIXES[j])
+                out[i, first + j] = combine(np.uint64(seed + j), atom, _ZERO)
+            j = len(CLUSTER_PREFIXES)
+            before = _GOLDEN if i == lo else _prefix_atom(paths[i - 1], lengths[i - 1],
+                                                          NEIGHBOUR_PREFIX)
+            after = _M1 if i == hi - 1 else _prefix_atom(paths[i + 1], lengths[i + 1],
+                                                         NEIGHBOUR_PREFIX)
+            out[i, first + j] = combine(np.uint64(seed + j), before, _ZERO)
+            out[i, first + j + 1] = combine(np.uint64(seed + j + 1), after, _ZERO)
+    return out
+
+
+@numba.njit(cache=True)
 def group_features(sent_ptr, features, groups):
     """``features`` (``uint64 (N, F)``, its last ``N_PAIR_FEATURES`` columns pair
     features) with ``N_GROUP_FEATURES`` columns inserted before the pair features.
@@ -198,11 +262,7 @@ def group_features(sent_ptr, features, groups):
     is ``combine(N_FEATURES + j, a, b)`` of atoms ``fmix64(u + 1)``; outside the
     sentence the atoms are ``GOLDEN`` and ``M1``.
     """
-    n, f = features.shape
-    n_emit = f - N_PAIR_FEATURES
-    out = np.empty((n, f + N_GROUP_FEATURES), dtype=np.uint64)
-    out[:, :n_emit] = features[:, :n_emit]
-    out[:, n_emit + N_GROUP_FEATURES:] = features[:, n_emit:]
+    out, first = _insert_before_pairs(features, N_GROUP_FEATURES)
     g = np.empty(groups.shape[0], dtype=np.uint64)
     for i in range(groups.shape[0]):
         g[i] = fmix64(np.uint64(groups[i] + 1))
@@ -216,8 +276,8 @@ def group_features(sent_ptr, features, groups):
             u2 = _class_at(g, lo, hi, i + 2)
             atoms = ((u_1, _ZERO), (u1, _ZERO), (u_1, u1), (u_2, u_1), (u1, u2))
             for j in range(len(atoms)):
-                out[i, n_emit + j] = combine(np.uint64(N_FEATURES + j), atoms[j][0],
-                                             atoms[j][1])
+                out[i, first + j] = combine(np.uint64(N_FEATURES + j), atoms[j][0],
+                                            atoms[j][1])
     return out
 
 

@@ -25,6 +25,13 @@ the tags seen in training with the first layer's tag of that word, and with feat
 the first layer's tags of the neighbouring words (gold in training, predicted when
 tagging; :func:`parser.tagging._kernels.group_features`).
 
+Given Brown word clusters from unlabelled text (:mod:`corpora.word_clusters`), every
+layer also sees the prefixes of the cluster bit strings of the word and of its
+neighbours (Koo et al. 2008; Turian et al. 2010;
+:func:`parser.tagging._kernels.cluster_features`): on en_ewt, with spaCy's English
+clusters, +0.18 UPOS and +0.28 XPOS (mean of 2 seeds), most of it on words the treebank
+has rarely or never seen. The table of the clusters is stored in the model.
+
 References
 ----------
 - M. Collins. Discriminative training methods for hidden Markov models: theory and
@@ -42,6 +49,9 @@ References
   structured and interdependent output variables. JMLR 6, 2005.
 - P. Qi, T. Dozat, Y. Zhang, C. Manning. Universal dependency parsing from scratch.
   CoNLL 2018 shared task (one classifier per morphological feature).
+- T. Koo, X. Carreras, M. Collins. Simple semi-supervised dependency parsing. ACL 2008.
+- J. Turian, L. Ratinov, Y. Bengio. Word representations: a simple and general method
+  for semi-supervised learning. ACL 2010.
 """
 
 from __future__ import annotations
@@ -49,7 +59,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -93,6 +103,9 @@ class _Layer:
 
 
 _STORED = ("trans", "dict_ptr", "dict_tags", "group_ptr", "group_tags")
+_TABLES = {"dict_keys": np.uint64, "class_keys": np.uint64, "class_values": np.uint64,
+           "cluster_keys": np.uint64, "cluster_paths": np.uint64, "cluster_lengths": np.int64}
+"""The tagger's lookup tables (attributes with a trailing ``_``) and their types."""
 
 
 class Tagger:
@@ -120,6 +133,11 @@ class Tagger:
         Training decodes with this bonus on every wrong tag of every word (cost-augmented
         decoding; 0 is the plain perceptron). Weights move by 1 per update, so it is
         measured in updates; 60 was best of 0, 1, 4, 10, 25, 60, 90 and 150 on en_ewt.
+    clusters:
+        Optional ``{word: bit string}`` Brown clusters
+        (:func:`corpora.word_clusters.read_word_clusters`). A word is looked up as it is
+        written, else lowercased. Not a parameter of :meth:`get_params`: the fitted
+        tagger keeps the table itself (:attr:`cluster_keys_`).
 
     Attributes
     ----------
@@ -130,6 +148,10 @@ class Tagger:
     class_keys_, class_values_:
         ``uint64``: sorted hashes of lowercased frequent words, and the hash of the set of
         UPOS each had in training.
+    cluster_keys_, cluster_paths_, cluster_lengths_:
+        The word clusters: sorted ``uint64`` hashes of the words, and each one's bit
+        string packed into a ``uint64`` (first bit in bit 0) and its length; all empty
+        without clusters.
     history_:
         Per epoch, the number of training words the perceptron tagged wrongly (summed
         over layers) before updating, in its cost-augmented decoding.
@@ -137,7 +159,8 @@ class Tagger:
 
     def __init__(self, *, xpos: str = "separate", feats: str = "whole", hash_bits: int = 18,
                  max_weights: int = 2**22, dict_min_count: int = 10,
-                 max_candidates: int = 16, margin: float = 60.0) -> None:
+                 max_candidates: int = 16, margin: float = 60.0,
+                 clusters: Mapping[str, str] | None = None) -> None:
         self.xpos = xpos
         self.feats = feats
         self.hash_bits = hash_bits
@@ -145,6 +168,7 @@ class Tagger:
         self.dict_min_count = dict_min_count
         self.max_candidates = max_candidates
         self.margin = margin
+        self.clusters = clusters
 
     def get_params(self) -> dict:
         """Constructor arguments, as passed to ``Tagger(**params)``."""
@@ -191,6 +215,8 @@ class Tagger:
         self.class_keys_ = keys[order]
         self.class_values_ = _hash(["|".join(sorted(lower_tags[w])) for w in frequent],
                                    K.CLASS_SEED)[order]
+        self.cluster_keys_, self.cluster_paths_, self.cluster_lengths_ = _cluster_table(
+            self.clusters or {})
         features, sent_ptr, tok_dict = self._encode(sentences)
 
         rng = np.random.default_rng(seed)
@@ -262,9 +288,25 @@ class Tagger:
                           no_class)[type_ids]
         with np.errstate(over="ignore"):
             features = K.context_features(sent_ptr, type_ids, type_hashes, classes)
+            if self.cluster_keys_.shape[0]:
+                paths, lengths = self._type_clusters(list(types))
+                features = K.cluster_features(sent_ptr, features, paths[type_ids],
+                                              lengths[type_ids])
         rows = _lookup(self.dict_keys_, np.arange(self.dict_keys_.shape[0]),
                        type_hashes[:, K.FORM], -1)
         return features, sent_ptr, rows[type_ids].astype(np.int64)
+
+    def _type_clusters(self, forms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Packed bit string and length (-1: none) of the cluster of each of ``forms``,
+        looked up as written, else lowercased."""
+        rows = np.arange(self.cluster_keys_.shape[0])
+        row = _lookup(self.cluster_keys_, rows, _hash(forms, K.CLUSTER_SEED), -1)
+        missing = np.flatnonzero(row < 0)
+        row[missing] = _lookup(self.cluster_keys_, rows,
+                               _hash([forms[i].lower() for i in missing], K.CLUSTER_SEED), -1)
+        found = row >= 0
+        paths = np.where(found, self.cluster_paths_[row], np.uint64(0)).astype(np.uint64)
+        return paths, np.where(found, self.cluster_lengths_[row], -1).astype(np.int64)
 
     # ------------------------------------------------------------------ tagging
 
@@ -300,7 +342,8 @@ class Tagger:
     def to_arrays(self) -> tuple[dict, dict[str, np.ndarray]]:
         """The fitted model as JSON-able metadata plus named numpy arrays (no pickle).
 
-        Arrays: ``dict_keys``, ``class_keys``, ``class_values`` and, for layer ``j``,
+        Arrays: ``dict_keys``, ``class_keys``, ``class_values``, ``cluster_keys``,
+        ``cluster_paths``, ``cluster_lengths`` and, for layer ``j``,
         ``layer{j}.rows`` (the weight rows that are not all zero), ``layer{j}.weights``
         (those rows), ``layer{j}.trans``, ``.dict_ptr``, ``.dict_tags``, ``.group_ptr``
         and ``.group_tags``.
@@ -310,8 +353,7 @@ class Tagger:
                 "history": self.history_,
                 "layers": [{"name": layer.name, "tags": list(layer.tags),
                             "n_rows": layer.weights.shape[0]} for layer in self.layers_]}
-        arrays = {"dict_keys": self.dict_keys_, "class_keys": self.class_keys_,
-                  "class_values": self.class_values_}
+        arrays = {name: getattr(self, name + "_") for name in _TABLES}
         for j, layer in enumerate(self.layers_):
             rows = np.flatnonzero(layer.weights.any(axis=1))
             arrays[f"layer{j}.rows"] = rows
@@ -329,8 +371,10 @@ class Tagger:
                              f"{K.N_FEATURES} features: {found}")
         tagger = cls(**meta["params"])
         tagger.history_ = list(meta["history"])
-        for name in ("dict_keys", "class_keys", "class_values"):
-            setattr(tagger, name + "_", np.asarray(arrays[name], dtype=np.uint64))
+        for name, dtype in _TABLES.items():
+            # models saved before word clusters existed have no cluster arrays
+            value = arrays.get(name, np.zeros(0)) if name.startswith("cluster") else arrays[name]
+            setattr(tagger, name + "_", np.asarray(value, dtype=dtype))
         tagger.layers_ = []
         for j, spec in enumerate(meta["layers"]):
             weights = np.zeros((spec["n_rows"], len(spec["tags"])), dtype=np.float32)
@@ -483,6 +527,17 @@ def _lookup(keys: np.ndarray, values: np.ndarray, queries: np.ndarray, default) 
         return np.full(queries.shape[0], default, dtype=values.dtype)
     rows = np.minimum(np.searchsorted(keys, queries), keys.shape[0] - 1)
     return np.where(keys[rows] == queries, values[rows], default).astype(values.dtype)
+
+
+def _cluster_table(clusters: Mapping[str, str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(keys, paths, lengths)`` of ``{word: bit string}``, sorted by key: each word's
+    hash and its bit string packed with the first bit in bit 0, and its length."""
+    words = list(clusters)
+    keys = _hash(words, K.CLUSTER_SEED)
+    order = np.argsort(keys, kind="stable")
+    paths = np.array([int(clusters[w][::-1], 2) for w in words], dtype=np.uint64)
+    lengths = np.array([len(clusters[w]) for w in words], dtype=np.int64)
+    return keys[order], paths[order], lengths[order]
 
 
 def _csr(keys: np.ndarray, gold: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
