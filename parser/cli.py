@@ -1,4 +1,4 @@
-"""The ``polyparse`` command: train, parse, eval, download.
+"""The ``polyparse`` command: train, parse, eval, gap, download, download-clusters.
 
 Every expected failure (bad input, a missing or damaged model, a bad option) ends with
 one line ``polyparse: error: FILE:LINE: what is wrong`` on stderr and exit status 2,
@@ -81,6 +81,10 @@ def _add_train(sub) -> None:
                         "(default 10)")
     p.add_argument("--tagger-epochs", type=int, default=None, metavar="N",
                    help="perceptron epochs of the tagger (default 8)")
+    p.add_argument("--word-clusters", metavar="FILE", default=None,
+                   help="Brown word clusters from unlabelled text for the tagger's features, "
+                        "one 'bit string TAB word [TAB count]' per line (Liang's paths "
+                        "format); 'polyparse download-clusters en' fetches English ones")
     p.add_argument("--batch", type=int, default=None, metavar="B",
                    help="sentences per update (default 1; with --jobs N, default N): "
                         "mini-batch steps, whose inferences run in parallel")
@@ -98,6 +102,8 @@ def _train(args) -> None:
 
     _positive(jackknife=args.jackknife, tagger_epochs=args.tagger_epochs, jobs=args.jobs,
               batch=args.batch)
+    if args.no_tagger and args.word_clusters:
+        raise UsageError("--word-clusters are features of the tagger: drop --no-tagger")
     batch = args.batch if args.batch is not None or args.jobs is None else args.jobs
     train = read_treebank(args.train, fmt=args.format, require_tree=True)
     dev = read_treebank(args.dev, fmt=args.format, require_tree=True) if args.dev else None
@@ -111,7 +117,8 @@ def _train(args) -> None:
         parts=dict(order=args.order, **_given(consecutive_siblings=args.consecutive_siblings
                                               or None)),
         pruner=_given(max_heads=args.max_heads),
-        tagger=None if args.no_tagger else _given(epochs=args.tagger_epochs),
+        tagger=None if args.no_tagger else _given(epochs=args.tagger_epochs,
+                                                  clusters=args.word_clusters),
         jackknife=args.jackknife)
     start = time.perf_counter()
     try:
@@ -356,6 +363,32 @@ def _download(args) -> None:
         print(path)
 
 
+def _add_download_clusters(sub) -> None:
+    from corpora import word_clusters
+
+    p = sub.add_parser("download-clusters", help="download Brown word clusters for the tagger",
+                       description="Fetch the Brown word clusters of a language from spaCy's "
+                                   "lookups data (PyPI, about 100 MB, SHA-256 checked) into "
+                                   "the cache as a paths file, for 'polyparse train "
+                                   "--word-clusters'; prints its path.")
+    p.add_argument("lang", help="language code: en, de, es, ...")
+    p.add_argument("--cache", metavar="DIR", default=None,
+                   help="cache directory (default: $POLYPARSE_CACHE or ~/.cache/polyparse)")
+    p.add_argument("--url", default=word_clusters.SPACY_LOOKUPS_URL,
+                   help="where spaCy's lookups data wheel is served from")
+    p.set_defaults(run=_download_clusters)
+
+
+def _download_clusters(args) -> None:
+    from corpora import download, word_clusters
+
+    cache = Path(args.cache) if args.cache else download.default_cache_dir()
+    sha256 = word_clusters.SPACY_LOOKUPS_SHA256 if args.url == word_clusters.SPACY_LOOKUPS_URL \
+        else None
+    print(word_clusters.fetch_spacy_clusters(args.lang, cache, url=args.url, sha256=sha256,
+                                             progress=sys.stderr.isatty()))
+
+
 # -- main ----------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -364,7 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
                                  "prediction (ILP decoding, LP relaxation + MST rounding).")
     ap.add_argument("-q", "--quiet", action="store_true", help="only errors on stderr")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_train, _add_parse, _add_eval, _add_gap, _add_download):
+    for add in (_add_train, _add_parse, _add_eval, _add_gap, _add_download,
+                _add_download_clusters):
         add(sub)
     return ap
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from corpora.sentence import Sentence
 from corpora.tokenizer import Tokenizer
+from corpora.word_clusters import read_word_clusters
 from decoders import DECODERS, Decoder
 from decoders.higher_order import build_parts
 from features.extractor import FeatureConfig, FeatureExtractor
@@ -52,7 +53,8 @@ class TrainConfig:
     """Everything that decides a training run (stored in the model file).
 
     ``tokenizer`` and ``tagger`` are the options of the :class:`~corpora.tokenizer.Tokenizer`
-    and of the :class:`~parser.tagging.Tagger` (plus ``"epochs"``, default 8) trained
+    and of the :class:`~parser.tagging.Tagger` (plus ``"epochs"``, default 8; its
+    ``"clusters"`` is the path of a word-cluster file, read when training) trained
     with the parser, or ``None`` for none. The tokenizer is trained by default, when the
     treebank has ``# text`` comments. The tagger is trained when ``tagger`` is a dict
     (``{}`` for the defaults; ``polyparse train`` does so unless ``--no-tagger``); the
@@ -201,6 +203,10 @@ class Parser:
         if config.tagger is not None and not 2 <= config.jackknife <= len(train):
             raise ValueError(f"jackknifing needs between 2 and {len(train)} folds (the number "
                              f"of training sentences), not {config.jackknife}")
+        tagger_options = dict(config.tagger or {})
+        epochs = int(tagger_options.pop("epochs", TAGGER_EPOCHS))
+        if tagger_options.get("clusters") is not None:
+            tagger_options["clusters"] = read_word_clusters(tagger_options["clusters"])
         tokenizer = tagger = None
         if config.tokenizer is not None and any(s.text is not None for s in train):
             tokenizer = Tokenizer(**{"seed": config.seed, **config.tokenizer}).fit(train)
@@ -208,11 +214,9 @@ class Parser:
                      sum(s.text is not None for s in train))
         parser_train, parser_dev = list(train), list(dev) if dev else None
         if config.tagger is not None:
-            options = dict(config.tagger)
-            epochs = int(options.pop("epochs", TAGGER_EPOCHS))
-            tagger = Tagger(**options).fit(train, epochs=epochs, seed=config.seed)
+            tagger = Tagger(**tagger_options).fit(train, epochs=epochs, seed=config.seed)
             parser_train = jackknife(train, config.jackknife, epochs=epochs, seed=config.seed,
-                                     **options)
+                                     **tagger_options)
             log.info("tagger: training tags jackknifed in %d folds, UPOS accuracy %.2f",
                      config.jackknife, _upos_accuracy(train, parser_train))
             if dev:

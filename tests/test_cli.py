@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import pytest
 
+from corpora.conllu_io import read_treebank
 from parser.cli import main
 from parser.pipeline import Parser
 
@@ -57,7 +58,7 @@ def test_save_load_parse_is_identical(sample_model_path, tmp_path, sample_dev):
 
 
 def test_help_for_every_command():
-    for command in ("train", "parse", "eval", "download"):
+    for command in ("train", "parse", "eval", "gap", "download", "download-clusters"):
         result = run_cli(command, "--help")
         assert result.returncode == 0 and "usage: polyparse " + command in result.stdout
 
@@ -120,3 +121,30 @@ def test_model_file_holds_no_pickles(sample_model_path):
         assert all(npz[k].dtype != object for k in npz.files)
     assert meta["format_version"] == 1 and meta["labels"]
     assert meta["training"]["decoder"] == "mst" and meta["training"]["single_root"] is True
+
+
+def test_train_with_word_clusters_stores_them_in_the_tagger(tmp_path):
+    forms = sorted({f for s in read_treebank(SAMPLE / "train.conllu") for f in s.forms[1:]})
+    clusters = tmp_path / "paths"
+    clusters.write_text("".join(f"{i % 16:04b}\t{form}\t1\n" for i, form in enumerate(forms)))
+    model = tmp_path / "model.npz"
+    assert main(["-q", "train", "--train", str(SAMPLE / "train.conllu"), "--model", str(model),
+                 "--epochs", "1", "--bits", "16", "--label-bits", "12",
+                 "--word-clusters", str(clusters)]) == 0
+    parser = Parser.load(model)
+    assert parser.tagger.cluster_keys_.shape[0] == len(forms)
+    assert parser.config.tagger["clusters"] == str(clusters)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--word-clusters", "{bad}"], "paths:2: bit string '01x' is not made of 0 and 1"),
+    (["--word-clusters", "{bad}", "--no-tagger"], "--word-clusters are features of the tagger"),
+])
+def test_bad_word_clusters_are_one_clear_line_and_no_model(tmp_path, args, message):
+    bad = tmp_path / "paths"
+    bad.write_text("0\tthe\n01x\ta\n")
+    model = tmp_path / "model.npz"
+    result = run_cli("train", "--train", SAMPLE / "train.conllu", "--model", model,
+                     *[a.format(bad=bad) for a in args])
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert message in result.stderr and not model.exists()
