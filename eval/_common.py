@@ -46,6 +46,19 @@ def split(name: str, held_out: float = 0.2, *, require_tree: bool = True):
     return train[:cut], train[cut:], f"train[:{cut}] -> train[{cut}:]"
 
 
+def word_clusters(name: str) -> str | None:
+    """The Brown clusters of the language of treebank ``name`` (``en_ewt``: ``en``) from
+    spaCy's lookups data, fetched into the polyparse cache on first use (about 100 MB),
+    or None for a language without them."""
+    from corpora.download import default_cache_dir
+    from corpora.word_clusters import SPACY_LANGUAGES, fetch_spacy_clusters
+
+    lang = name.split("_")[0]
+    if lang not in SPACY_LANGUAGES:
+        return None
+    return str(fetch_spacy_clusters(lang, default_cache_dir(), progress=sys.stderr.isatty()))
+
+
 def treebank(name: str, held_out: float = 0.2):
     """``(train, dev)`` of :func:`split`."""
     train, dev, _ = split(name, held_out)

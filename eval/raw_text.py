@@ -3,13 +3,15 @@
 One command::
 
     python eval/raw_text.py [--epochs 10] [--max-train N] [--models DIR [--reuse]]
-                            [--out eval/results/raw_text]
+                            [--no-clusters] [--out eval/results/raw_text]
 
 For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%,
 ``eval/_common.treebank``), trains one model file's worth (:meth:`Parser.train`: the
 tokenizer on the ``# text`` comments, the tagger, and the order-1 parser on tags
 jackknifed in 10 folds, without lemmas) on the training sentences (the first
-``--max-train`` of them if given). Then the held-out sentences' text is rebuilt from
+``--max-train`` of them if given). The tagger of a language with Brown clusters in
+spaCy's lookups data (English here) uses them unless ``--no-clusters``
+(``eval/_common.word_clusters``: fetched into the polyparse cache on first use). Then the held-out sentences' text is rebuilt from
 their ``# text`` comments as ``conllu_to_text.pl`` does (:func:`corpora.tokenizer.raw_text`:
 blank lines between paragraphs, lines wrapped at 80 characters), parsed with
 :meth:`Parser.parse_text`, and scored with the CoNLL 2018 definitions
@@ -38,7 +40,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from _common import REPO, RESULTS, single_thread, treebank, write_table
+from _common import REPO, RESULTS, single_thread, treebank, word_clusters, write_table
 
 single_thread()
 
@@ -133,8 +135,10 @@ def run(name: str, args) -> dict:
         else "train 80% -> 20%"
     if args.max_train:
         train = train[:args.max_train]
+    clusters = None if args.no_clusters else word_clusters(name)
     config = TrainConfig(epochs=args.epochs, seed=0, jackknife=args.jackknife,
-                         tagger={"epochs": args.tagger_epochs},
+                         tagger={"epochs": args.tagger_epochs,
+                                 **({"clusters": clusters} if clusters else {})},
                          lemmas=True if args.lemmas else None,
                          features={k: v for k, v in (("bits", args.bits),
                                                      ("label_bits", args.label_bits)) if v})
@@ -144,6 +148,7 @@ def run(name: str, args) -> dict:
     scores = conll18_scores(held_out, parsed).to_json()
     tagged = parser.tag(held_out)
     row = {"treebank": name, "split": split, "train_sentences": len(train),
+           "clusters": f"spaCy {name.split('_')[0]}" if clusters else "-",
            "held_out_sentences": len(held_out), "epochs": args.epochs,
            "train_min": train_seconds / 60, "conll18": scores,
            **{name_: scores[name_]["f1"] for name_ in scores},
@@ -160,7 +165,7 @@ def run(name: str, args) -> dict:
 
 
 COLUMNS = [("treebank", "treebank"), ("split", "split"), ("train_sentences", "train sents"),
-           ("epochs", "epochs"), ("tokens", "tokens F1"), ("sentences", "sentences F1"),
+           ("epochs", "epochs"), ("clusters", "word clusters"), ("tokens", "tokens F1"), ("sentences", "sentences F1"),
            ("words", "words F1"), ("upos", "UPOS F1"), ("xpos", "XPOS F1"),
            ("uas", "UAS F1"), ("las", "LAS F1"), ("upos_gold_tokens", "UPOS gold tok"),
            ("las_gold_tokens", "LAS gold tok"), ("las_gold_tags", "LAS gold tags"),
@@ -182,6 +187,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--label-bits", type=int, default=None)
     ap.add_argument("--lemmas", action="store_true",
                     help="ablation: train the parser with the gold lemmas (raw text has none)")
+    ap.add_argument("--no-clusters", action="store_true",
+                    help="train the taggers without word clusters")
     ap.add_argument("--no-throughput", dest="throughput", action="store_false")
     ap.add_argument("--copies", type=int, default=3,
                     help="throughput: the CLI parses this many copies of the held-out text")
@@ -201,7 +208,8 @@ def main(argv: list[str] | None = None) -> None:
         f"Command: `{command.strip()}`"
         + (" (models trained by an earlier run with the same settings; *train min* is "
            "theirs)" if args.reuse else "") + ". Each model: tokenizer (default options), tagger "
-        f"({args.tagger_epochs} epochs) and order-1 parser (SSG, MST, {args.epochs} epochs, "
+        f"({args.tagger_epochs} epochs; with the Brown clusters of spaCy's lookups data where "
+        "the *word clusters* column says so) and order-1 parser (SSG, MST, {args.epochs} epochs, "
         f"features {rows[0]['config']['features']}) trained on tags jackknifed in "
         f"{args.jackknife} folds, {'with' if rows[0]['config']['lemmas'] else 'without'} "
         "lemmas. Held-out text rebuilt from `# text` (`corpora.tokenizer.raw_text`: blank "

@@ -3,6 +3,7 @@
 One command::
 
     python eval/tagger_bench.py [--out eval/results/tagger] [--epochs 8] [--no-variants]
+                                [--no-clusters]
 
 For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%), fits
 :class:`parser.tagging.Tagger` (default parameters, seed 0) on the training sentences
@@ -12,7 +13,10 @@ in training, fitting time, tagging speed (tokens per CPU second on one core, aft
 warm-up) and the model's size; next to it a most-frequent-tag baseline: each field of a
 word is the value it had most often in training, for unseen words the most frequent value
 overall. Unless ``--no-variants``, also compares a joint UPOS+XPOS layer with separate
-ones, and one FEATS layer with one layer per feature. Writes ``OUT.json`` and ``OUT.md``.
+ones, one FEATS layer with one layer per feature, and (where the language has them) the
+tagger without word clusters. The tagger of a language with Brown clusters in spaCy's
+lookups data (English here) uses them unless ``--no-clusters``; they are fetched into the
+polyparse cache on first use. Writes ``OUT.json`` and ``OUT.md``.
 """
 
 from __future__ import annotations
@@ -26,11 +30,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from _common import REPO, UD, single_thread, split
+from _common import REPO, UD, single_thread, split, word_clusters
 
 single_thread()   # one core, as the figures are stated
 
 from corpora.sentence import Sentence  # noqa: E402
+from corpora.word_clusters import read_word_clusters  # noqa: E402
 from parser.tagging import Tagger  # noqa: E402
 
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
@@ -82,10 +87,11 @@ def most_frequent(train: list[Sentence], test: list[Sentence]) -> list[tuple]:
                   for f in FIELDS) for s in test]
 
 
-def run(name: str, epochs: int, params: dict) -> dict:
+def run(name: str, epochs: int, params: dict, clusters: str | None) -> dict:
     train, held_out, how = split(name, require_tree=False)
+    table = read_word_clusters(clusters) if clusters else None
     start = time.process_time()
-    tagger = Tagger(**params).fit(train, epochs=epochs, seed=0)
+    tagger = Tagger(clusters=table, **params).fit(train, epochs=epochs, seed=0)
     fit_seconds = time.process_time() - start
     tagger.predict(held_out[:20])                             # compile the kernels first
     start = time.process_time()
@@ -94,7 +100,8 @@ def run(name: str, epochs: int, params: dict) -> dict:
     known = {form for s in train for form in s.forms[1:]}
     _, arrays = tagger.to_arrays()
     tokens = sum(len(s) for s in held_out)
-    result = {"treebank": name, "split": how, "params": params, "epochs": epochs,
+    result = {"treebank": name, "split": how, "params": params, "clusters": clusters,
+              "epochs": epochs,
               "train_words": sum(len(s) for s in train), "held_out_words": tokens,
               "fit_seconds": fit_seconds, "tokens_per_s": tokens / seconds,
               "model_mb": sum(a.nbytes for a in arrays.values()) / 2**20,
@@ -112,15 +119,16 @@ def markdown(results: list[dict], variants: list[dict]) -> str:
              "words not in the training data (their share of the held-out words in "
              "brackets). Baseline: each field the word's most frequent value in training "
              "(for unseen words the most frequent overall). Speed: `Tagger.predict`, tokens "
-             "per second of CPU time (one core) after a warm-up; fit: CPU seconds.", "",
-             "| treebank | split | UPOS | XPOS | FEATS | all | unseen | baseline UPOS / XPOS "
-             "/ FEATS | tokens/s | fit (s) | model (MB) |",
-             "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
+             "per second of CPU time (one core) after a warm-up; fit: CPU seconds. "
+             "*clusters*: words with a Brown cluster from spaCy's lookups data.", "",
+             "| treebank | split | clusters | UPOS | XPOS | FEATS | all | unseen | baseline "
+             "UPOS / XPOS / FEATS | tokens/s | fit (s) | model (MB) |",
+             "|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
     for r in results:
         a, b = r["accuracy"], r["baseline"]
         lines.append(
-            f"| {r['treebank']} | {r['split']} | {a['upos']:.2f} | {a['xpos']:.2f} | "
-            f"{a['feats']:.2f} | {a['all']:.2f} | {a['unseen_upos']:.2f} "
+            f"| {r['treebank']} | {r['split']} | {_clusters(r)} | {a['upos']:.2f} | "
+            f"{a['xpos']:.2f} | {a['feats']:.2f} | {a['all']:.2f} | {a['unseen_upos']:.2f} "
             f"({a['unseen_share']:.1f}) | {b['upos']:.2f} / {b['xpos']:.2f} / "
             f"{b['feats']:.2f} | {r['tokens_per_s']:,.0f} | {r['fit_seconds']:.1f} | "
             f"{r['model_mb']:.1f} |")
@@ -134,7 +142,7 @@ def markdown(results: list[dict], variants: list[dict]) -> str:
         lines += ["", "## Layer variants", "",
                   "The default tagger against a joint UPOS+XPOS layer (instead of two) and "
                   "one FEATS layer per feature name (instead of one over whole FEATS "
-                  "strings), all else equal.", "",
+                  "strings), and the tagger without word clusters, all else equal.", "",
                   "| treebank | layers | UPOS | XPOS | FEATS | all | tokens/s | fit (s) | "
                   "model (MB) |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
         for r in results:
@@ -151,6 +159,10 @@ def markdown(results: list[dict], variants: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _clusters(result: dict) -> str:
+    return "spaCy " + Path(result["clusters"]).stem.split("-")[0] if result["clusters"] else "-"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(REPO / "eval" / "results" / "tagger"),
@@ -158,17 +170,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--no-variants", action="store_true",
                         help="only the default tagger")
+    parser.add_argument("--no-clusters", action="store_true",
+                        help="no word clusters (the tagger of earlier sessions)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     missing = [name for name in TREEBANKS if not (UD / name / "train.conllu").exists()]
     if missing:
         parser.error(f"treebanks not found under {UD}: {', '.join(missing)}")
-    results = [run(name, args.epochs, {}) for name in TREEBANKS]
+    clusters = {name: None if args.no_clusters else word_clusters(name) for name in TREEBANKS}
+    results = [run(name, args.epochs, {}, clusters[name]) for name in TREEBANKS]
     variants = []
     if not args.no_variants:
         for name in TREEBANKS:
             for label, params in VARIANTS.items():
-                variants.append(dict(run(name, args.epochs, params), variant=label))
+                variants.append(dict(run(name, args.epochs, params, clusters[name]),
+                                     variant=label))
+            if clusters[name]:
+                variants.append(dict(run(name, args.epochs, {}, None),
+                                     variant="no word clusters"))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(
