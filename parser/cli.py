@@ -371,7 +371,8 @@ def _add_download_clusters(sub) -> None:
                                    "lookups data (PyPI, about 100 MB, SHA-256 checked) into "
                                    "the cache as a paths file, for 'polyparse train "
                                    "--word-clusters'; prints its path.")
-    p.add_argument("lang", help="language code: en, de, es, ...")
+    p.add_argument("lang", help="language code: " + ", ".join(word_clusters.SPACY_LANGUAGES)
+                   + " (those with clusters in spaCy's lookups data)")
     p.add_argument("--cache", metavar="DIR", default=None,
                    help="cache directory (default: $POLYPARSE_CACHE or ~/.cache/polyparse)")
     p.add_argument("--url", default=word_clusters.SPACY_LOOKUPS_URL,
