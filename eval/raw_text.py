@@ -11,10 +11,11 @@ tokenizer on the ``# text`` comments, the tagger, and the order-1 parser on tags
 jackknifed in 10 folds, without lemmas) on the training sentences (the first
 ``--max-train`` of them if given). The tagger of a language with Brown clusters in
 spaCy's lookups data (English here) uses them unless ``--no-clusters``
-(``eval/_common.word_clusters``: fetched into the polyparse cache on first use). Then the held-out sentences' text is rebuilt from
-their ``# text`` comments as ``conllu_to_text.pl`` does (:func:`corpora.tokenizer.raw_text`:
-blank lines between paragraphs, lines wrapped at 80 characters), parsed with
-:meth:`Parser.parse_text`, and scored with the CoNLL 2018 definitions
+(``eval/_common.word_clusters``: fetched into the polyparse cache on first use). Then
+the held-out sentences' text is rebuilt from their ``# text`` comments as
+``conllu_to_text.pl`` does (:func:`corpora.tokenizer.raw_text`: blank lines between
+paragraphs, lines wrapped at 80 characters), parsed with :meth:`Parser.parse_text`, and
+scored with the CoNLL 2018 definitions
 (:func:`parser.evaluate.conll18_scores`): tokens, sentences and words F1, UPOS, XPOS,
 UAS and LAS F1. For reference, on the gold tokens: UPOS accuracy of the tagger, and LAS
 with predicted and with gold tags.
@@ -165,8 +166,9 @@ def run(name: str, args) -> dict:
 
 
 COLUMNS = [("treebank", "treebank"), ("split", "split"), ("train_sentences", "train sents"),
-           ("epochs", "epochs"), ("clusters", "word clusters"), ("tokens", "tokens F1"), ("sentences", "sentences F1"),
-           ("words", "words F1"), ("upos", "UPOS F1"), ("xpos", "XPOS F1"),
+           ("epochs", "epochs"), ("clusters", "word clusters"), ("tokens", "tokens F1"),
+           ("sentences", "sentences F1"), ("words", "words F1"), ("upos", "UPOS F1"),
+           ("xpos", "XPOS F1"),
            ("uas", "UAS F1"), ("las", "LAS F1"), ("upos_gold_tokens", "UPOS gold tok"),
            ("las_gold_tokens", "LAS gold tok"), ("las_gold_tags", "LAS gold tags"),
            ("train_min", "train min"), ("tok_s_cpu", "tok/s 1 core"),
@@ -208,8 +210,9 @@ def main(argv: list[str] | None = None) -> None:
         f"Command: `{command.strip()}`"
         + (" (models trained by an earlier run with the same settings; *train min* is "
            "theirs)" if args.reuse else "") + ". Each model: tokenizer (default options), tagger "
-        f"({args.tagger_epochs} epochs; with the Brown clusters of spaCy's lookups data where "
-        "the *word clusters* column says so) and order-1 parser (SSG, MST, {args.epochs} epochs, "
+        f"({args.tagger_epochs} epochs; with the Brown clusters of spaCy's lookups data "
+        "where the *word clusters* column says so) and order-1 parser (SSG, MST, "
+        f"{args.epochs} epochs, "
         f"features {rows[0]['config']['features']}) trained on tags jackknifed in "
         f"{args.jackknife} folds, {'with' if rows[0]['config']['lemmas'] else 'without'} "
         "lemmas. Held-out text rebuilt from `# text` (`corpora.tokenizer.raw_text`: blank "
