@@ -51,12 +51,17 @@ def word_clusters(name: str) -> str | None:
     spaCy's lookups data, fetched into the polyparse cache on first use (about 100 MB),
     or None for a language without them."""
     from corpora.download import default_cache_dir
+    from corpora.errors import DownloadError
     from corpora.word_clusters import SPACY_LANGUAGES, fetch_spacy_clusters
 
     lang = name.split("_")[0]
     if lang not in SPACY_LANGUAGES:
         return None
-    return str(fetch_spacy_clusters(lang, default_cache_dir(), progress=sys.stderr.isatty()))
+    try:
+        return str(fetch_spacy_clusters(lang, default_cache_dir(),
+                                        progress=sys.stderr.isatty()))
+    except DownloadError as error:
+        sys.exit(f"{error}\n(word clusters for {name}: pass --no-clusters to run without them)")
 
 
 def treebank(name: str, held_out: float = 0.2):
