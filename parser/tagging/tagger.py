@@ -29,8 +29,9 @@ Given Brown word clusters from unlabelled text (:mod:`corpora.word_clusters`), e
 layer also sees the prefixes of the cluster bit strings of the word and of its
 neighbours (Koo et al. 2008; Turian et al. 2010;
 :func:`parser.tagging._kernels.cluster_features`): on en_ewt, with spaCy's English
-clusters, +0.18 UPOS and +0.28 XPOS (mean of 2 seeds), most of it on words the treebank
-has rarely or never seen. The table of the clusters is stored in the model.
+clusters, +0.18 UPOS and +0.28 XPOS (mean of 2 seeds); of the 44 UPOS errors fewer
+(seed 0), 21 are on words seen 10 times or more in training, 19 on rarer ones and 4 on
+unseen ones. The table of the clusters is stored in the model.
 
 References
 ----------
