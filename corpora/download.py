@@ -131,10 +131,7 @@ def download_treebank(name: str, cache_dir: str | os.PathLike, *,
             raise DownloadError(component, "not a valid treebank name, tag or prefix")
     cache_dir = Path(cache_dir)
     directory = cache_dir / name / tag
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise DownloadError(str(directory), f"cannot create the cache: {error.strerror}") from None
+    make_cache_dir(directory)
     paths = []
     for split in splits:
         path = directory / f"{prefix}-ud-{split}.conllu"
@@ -175,6 +172,15 @@ def _prefix(name: str, prefix: str | None) -> str:
         raise DownloadError(name, "unknown treebank: pass its file prefix (e.g. prefix="
                                   "'en_ewt'), or use one of " + ", ".join(sorted(TREEBANKS)))
     return TREEBANKS[name]
+
+
+def make_cache_dir(directory: Path) -> None:
+    """Create ``directory`` (and its parents) if needed; a :class:`DownloadError` if not
+    possible."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise DownloadError(str(directory), f"cannot create the cache: {error.strerror}") from None
 
 
 def is_cached(path: Path, expected: str | None) -> bool:

@@ -126,11 +126,13 @@ def spacy_clusters(table: Mapping[str, int]) -> dict[str, str]:
 
 
 def fetch_spacy_clusters(lang: str, cache_dir: str | os.PathLike, *,
-                         url: str = SPACY_LOOKUPS_URL, sha256: str | None = SPACY_LOOKUPS_SHA256,
+                         url: str = SPACY_LOOKUPS_URL, sha256: str | None = None,
                          progress: bool = True, timeout: float = 60.0) -> Path:
     """The Brown clusters of language ``lang`` (``"en"``, ``"de"``, ...) from spaCy's
     lookups data, as a ``paths`` file in ``cache_dir/clusters/``; fetched (about 100 MB,
-    checked against ``sha256``) unless already there with its recorded digest.
+    checked against ``sha256``, by default :data:`SPACY_LOOKUPS_SHA256` for the pinned
+    :data:`SPACY_LOOKUPS_URL` and no check for another ``url``) unless already there
+    with its recorded digest.
 
     Raises :class:`~corpora.errors.DownloadError` on a network error, a file that does
     not match ``sha256``, or a language without clusters in it.
@@ -142,11 +144,9 @@ def fetch_spacy_clusters(lang: str, cache_dir: str | os.PathLike, *,
     key = path.relative_to(cache_dir).as_posix()
     if download.is_cached(path, download.read_manifest(cache_dir).get(key)):
         return path
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise DownloadError(str(path.parent), f"cannot create the cache: {error.strerror}") \
-            from None
+    download.make_cache_dir(path.parent)
+    if sha256 is None and url == SPACY_LOOKUPS_URL:
+        sha256 = SPACY_LOOKUPS_SHA256
     with tempfile.TemporaryDirectory(dir=path.parent) as scratch:
         wheel = Path(scratch) / "lookups.whl"
         if download.fetch_url(url, wheel, sha256, progress=progress, timeout=timeout) is None:

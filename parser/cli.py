@@ -340,6 +340,17 @@ def _gap(args) -> None:
 
 # -- download ------------------------------------------------------------------------
 
+def _add_cache_option(p) -> None:
+    p.add_argument("--cache", metavar="DIR", default=None,
+                   help="cache directory (default: $POLYPARSE_CACHE or ~/.cache/polyparse)")
+
+
+def _cache_dir(args) -> Path:
+    from corpora import download
+
+    return Path(args.cache) if args.cache else download.default_cache_dir()
+
+
 def _add_download(sub) -> None:
     from corpora import download
 
@@ -347,8 +358,7 @@ def _add_download(sub) -> None:
                        description="Fetch a UD treebank's CoNLL-U files over HTTPS into a "
                                    "cache directory, checking SHA-256 sums.")
     p.add_argument("name", help="treebank, e.g. UD_English-EWT")
-    p.add_argument("--cache", metavar="DIR", default=None,
-                   help="cache directory (default: $POLYPARSE_CACHE or ~/.cache/polyparse)")
+    _add_cache_option(p)
     p.add_argument("--base-url", default=download.DEFAULT_BASE_URL,
                    help="where treebanks are served from")
     p.set_defaults(run=_download)
@@ -357,8 +367,7 @@ def _add_download(sub) -> None:
 def _download(args) -> None:
     from corpora import download
 
-    cache = Path(args.cache) if args.cache else download.default_cache_dir()
-    for path in download.download_treebank(args.name, cache, base_url=args.base_url,
+    for path in download.download_treebank(args.name, _cache_dir(args), base_url=args.base_url,
                                            progress=sys.stderr.isatty()):
         print(path)
 
@@ -373,20 +382,16 @@ def _add_download_clusters(sub) -> None:
                                    "--word-clusters'; prints its path.")
     p.add_argument("lang", help="language code: " + ", ".join(word_clusters.SPACY_LANGUAGES)
                    + " (those with clusters in spaCy's lookups data)")
-    p.add_argument("--cache", metavar="DIR", default=None,
-                   help="cache directory (default: $POLYPARSE_CACHE or ~/.cache/polyparse)")
+    _add_cache_option(p)
     p.add_argument("--url", default=word_clusters.SPACY_LOOKUPS_URL,
                    help="where spaCy's lookups data wheel is served from")
     p.set_defaults(run=_download_clusters)
 
 
 def _download_clusters(args) -> None:
-    from corpora import download, word_clusters
+    from corpora import word_clusters
 
-    cache = Path(args.cache) if args.cache else download.default_cache_dir()
-    sha256 = word_clusters.SPACY_LOOKUPS_SHA256 if args.url == word_clusters.SPACY_LOOKUPS_URL \
-        else None
-    print(word_clusters.fetch_spacy_clusters(args.lang, cache, url=args.url, sha256=sha256,
+    print(word_clusters.fetch_spacy_clusters(args.lang, _cache_dir(args), url=args.url,
                                              progress=sys.stderr.isatty()))
 
 
