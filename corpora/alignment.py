@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from corpora.sentence import Sentence
+from polyparse.corpora.sentence import Sentence
 
 _RANGE_ID = re.compile(r"^(\d+)-(\d+)$")
 

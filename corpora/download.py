@@ -62,12 +62,6 @@ TREEBANKS: dict[str, str] = {
 _SAFE_COMPONENT = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
-def default_cache_dir() -> Path:
-    """``$POLYPARSE_CACHE`` if set (and not empty), else ``~/.cache/polyparse``."""
-    configured = os.environ.get("POLYPARSE_CACHE")
-    return Path(configured) if configured else Path.home() / ".cache" / "polyparse"
-
-
 def treebank_url(name: str, split: str, *, base_url: str = DEFAULT_BASE_URL,
                  tag: str = DEFAULT_TAG, prefix: str | None = None) -> str:
     """The URL of one split of a treebank.
@@ -94,7 +88,8 @@ def download_treebank(name: str, cache_dir: str | os.PathLike, *,
     name:
         Repository name, e.g. ``"UD_English-EWT"``.
     cache_dir:
-        Cache root (see :func:`default_cache_dir`); files go to ``cache_dir/name/tag/``.
+        Cache root (see :func:`~corpora.cache.default_cache_dir`); files go to
+        ``cache_dir/name/tag/``.
     base_url:
         Where repositories are served; a URL is ``{base_url}/{name}/{tag}/{file}``.
     tag:

@@ -51,9 +51,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from corpora import _tokenizer_kernels as kernels
-from corpora.alignment import SurfaceToken, sentence_tokens
-from corpora.sentence import Sentence
+from polyparse.corpora import _tokenizer_kernels as kernels
+from polyparse.corpora.alignment import SurfaceToken, sentence_tokens
+from polyparse.corpora.sentence import Sentence
 
 logger = logging.getLogger(__name__)
 

@@ -13,8 +13,10 @@ REPO = Path(__file__).resolve().parents[1]
 UD = REPO.parent / "shared" / "ud"
 RESULTS = REPO / "eval" / "results"
 
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+try:
+    import polyparse.parser  # noqa: F401
+except ImportError:
+    sys.exit("the benchmarks run the installed polyparse: pip install -e . in the repository")
 
 
 def single_thread() -> None:
@@ -32,7 +34,7 @@ def machine() -> dict:
 def split(name: str, held_out: float = 0.2, *, require_tree: bool = True):
     """``(train, dev, how)``: the sentences of a shared treebank and how they were split;
     where it has no dev split, dev is the last ``held_out`` share of train."""
-    from corpora.conllu_io import read_treebank
+    from polyparse.corpora.conllu_io import read_treebank
 
     folder = UD / name
     if not (folder / "train.conllu").is_file():
@@ -50,9 +52,9 @@ def word_clusters(name: str) -> str | None:
     """The Brown clusters of the language of treebank ``name`` (``en_ewt``: ``en``) from
     spaCy's lookups data, fetched into the polyparse cache on first use (about 100 MB),
     or None for a language without them."""
-    from corpora.download import default_cache_dir
-    from corpora.errors import DownloadError
-    from corpora.word_clusters import SPACY_LANGUAGES, fetch_spacy_clusters
+    from polyparse.corpora.cache import default_cache_dir
+    from polyparse.corpora.errors import DownloadError
+    from polyparse.corpora.word_clusters import SPACY_LANGUAGES, fetch_spacy_clusters
 
     lang = name.split("_")[0]
     if lang not in SPACY_LANGUAGES:

@@ -23,9 +23,9 @@ from _common import RESULTS, UD, machine, single_thread
 
 single_thread()
 
-from corpora.conllu_io import read_treebank  # noqa: E402
-from parser.evaluate import attachment_scores  # noqa: E402
-from parser.pipeline import Parser, TrainConfig  # noqa: E402
+from polyparse.corpora.conllu_io import read_treebank  # noqa: E402
+from polyparse.parser.evaluate import attachment_scores  # noqa: E402
+from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 
 def parse_speed(parser: Parser, sentences) -> dict:

@@ -25,8 +25,8 @@ from _common import RESULTS, single_thread, treebank, write_table
 
 single_thread()
 
-from parser.evaluate import attachment_scores  # noqa: E402
-from parser.pipeline import Parser, TrainConfig, make_decoder  # noqa: E402
+from polyparse.parser.evaluate import attachment_scores  # noqa: E402
+from polyparse.parser.pipeline import Parser, TrainConfig, make_decoder  # noqa: E402
 
 
 #: Decoders compared: the exact ILP, LP + MST rounding + local search (the LP decoder's

@@ -45,9 +45,9 @@ from _common import REPO, RESULTS, single_thread, treebank, word_clusters, write
 
 single_thread()
 
-from corpora.tokenizer import raw_text  # noqa: E402
-from parser.evaluate import attachment_scores, conll18_scores  # noqa: E402
-from parser.pipeline import Parser, TrainConfig  # noqa: E402
+from polyparse.corpora.tokenizer import raw_text  # noqa: E402
+from polyparse.parser.evaluate import attachment_scores, conll18_scores  # noqa: E402
+from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
 log = logging.getLogger("raw_text")
@@ -62,7 +62,7 @@ def upos_accuracy(gold, predicted) -> float:
 def cli_seconds(model: Path, text_file: Path, out: Path, jobs: int) -> tuple[float, float]:
     """Wall-clock and CPU seconds (the process and its workers) of ``polyparse parse
     --format text --jobs N``."""
-    command = [sys.executable, "-m", "parser.cli", "-q", "parse", "--model", str(model),
+    command = [sys.executable, "-m", "polyparse.parser.cli", "-q", "parse", "--model", str(model),
                "--input", str(text_file), "--format", "text", "--jobs", str(jobs),
                "--output", str(out)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -34,9 +34,9 @@ from _common import REPO, UD, single_thread, split, word_clusters
 
 single_thread()   # one core, as the figures are stated
 
-from corpora.sentence import Sentence  # noqa: E402
-from corpora.word_clusters import read_word_clusters  # noqa: E402
-from parser.tagging import Tagger  # noqa: E402
+from polyparse.corpora.sentence import Sentence  # noqa: E402
+from polyparse.corpora.word_clusters import read_word_clusters  # noqa: E402
+from polyparse.parser.tagging import Tagger  # noqa: E402
 
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
 TARGETS = {"en_ewt": {"upos": 95.5}}   # issue 4

@@ -29,8 +29,8 @@ from _common import REPO, single_thread, split
 
 single_thread()   # one core, as the figures are stated
 
-from corpora.alignment import Segmentation, evaluate_segmentation  # noqa: E402
-from corpora.tokenizer import Tokenizer, raw_text  # noqa: E402
+from polyparse.corpora.alignment import Segmentation, evaluate_segmentation  # noqa: E402
+from polyparse.corpora.tokenizer import Tokenizer, raw_text  # noqa: E402
 
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
 TARGETS = {"en_ewt": {"tokens": 98.5, "sentences": 75.0}}   # issue 4

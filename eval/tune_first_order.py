@@ -36,16 +36,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "eval"))
 
-import features.extractor  # noqa: E402
-from corpora.conllu_io import read_treebank  # noqa: E402
-from decoders.parts import PartType  # noqa: E402
-from features import templates as T  # noqa: E402
+from polyparse.features import extractor as feature_extractor  # noqa: E402
+from polyparse.corpora.conllu_io import read_treebank  # noqa: E402
+from polyparse.decoders.parts import PartType  # noqa: E402
+from polyparse.features import templates as T  # noqa: E402
 from first_order import machine, parse_speed  # noqa: E402
-from parser.evaluate import attachment_scores  # noqa: E402
-from parser.pipeline import Parser, TrainConfig  # noqa: E402
+from polyparse.parser.evaluate import attachment_scores  # noqa: E402
+from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 EN_EWT = REPO.parent / "shared" / "ud" / "en_ewt"
 
@@ -165,18 +164,18 @@ TABLES: dict[str, Tables] = {
 @contextlib.contextmanager
 def use_tables(tables: Tables):
     """Swap the ARC and LABEL tables of the feature extractor for the duration."""
-    old_arc, old_label = T.PART_TEMPLATES[PartType.ARC], features.extractor.LABEL_TEMPLATES
+    old_arc, old_label = T.PART_TEMPLATES[PartType.ARC], feature_extractor.LABEL_TEMPLATES
     if tables.arc is not None:
         T.PART_TEMPLATES[PartType.ARC] = T.PartTemplates(
             name="arc", full=tuple(tables.arc), reduced=(), conjoin=tables.arc_conjoin)
     if tables.label is not None:
-        features.extractor.LABEL_TEMPLATES = T.PartTemplates(
+        feature_extractor.LABEL_TEMPLATES = T.PartTemplates(
             name="label", full=tuple(tables.label), reduced=(), conjoin=False)
     try:
         yield
     finally:
         T.PART_TEMPLATES[PartType.ARC] = old_arc
-        features.extractor.LABEL_TEMPLATES = old_label
+        feature_extractor.LABEL_TEMPLATES = old_label
 
 
 # -- experiments ------------------------------------------------------------------------

@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+import polyparse.corpora.cache  # noqa: F401  (numba's cache folder, set before any kernel)
 
 ANCHOR_H, ANCHOR_M, ANCHOR_X, ANCHOR_B, ANCHOR_ARC = 0, 1, 2, 3, 4
 N_ANCHORS = 5

@@ -18,8 +18,8 @@ from typing import Iterable
 import numpy as np
 import scipy.sparse as sp
 
-from corpora.sentence import Sentence
-from decoders.parts import Parts, PartType
+from polyparse.corpora.sentence import Sentence
+from polyparse.decoders.parts import Parts, PartType
 
 from .templates import LABEL_TEMPLATES, PART_TEMPLATES, TEMPLATE_SETS
 from .vocab import EncodedSentence, Vocabulary

@@ -108,7 +108,7 @@ from typing import Callable
 
 import numpy as np
 
-from decoders.parts import PartType
+from polyparse.decoders.parts import PartType
 
 from . import _kernels as K
 from .vocab import FIELD_INDEX

@@ -19,7 +19,7 @@ from typing import Iterable
 
 import numpy as np
 
-from corpora.sentence import Sentence
+from polyparse.corpora.sentence import Sentence
 
 FIELDS = ("form", "lemma", "upos", "xpos", "prefix", "suffix", "shape")
 """Rows of :attr:`EncodedSentence.ids`, in this order."""

@@ -16,9 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-from corpora.conllu_io import read_conllu, read_treebank, write_conllu
-from corpora.errors import CorpusError
-from corpora.files import atomic_write
+from polyparse.corpora.conllu_io import read_conllu, read_treebank, write_conllu
+from polyparse.corpora.errors import CorpusError
+from polyparse.corpora.files import atomic_write
 
 from .model_file import ModelFileError
 
@@ -346,13 +346,13 @@ def _add_cache_option(p) -> None:
 
 
 def _cache_dir(args) -> Path:
-    from corpora import download
+    from polyparse.corpora.cache import default_cache_dir
 
-    return Path(args.cache) if args.cache else download.default_cache_dir()
+    return Path(args.cache) if args.cache else default_cache_dir()
 
 
 def _add_download(sub) -> None:
-    from corpora import download
+    from polyparse.corpora import download
 
     p = sub.add_parser("download", help="download a Universal Dependencies treebank",
                        description="Fetch a UD treebank's CoNLL-U files over HTTPS into a "
@@ -365,7 +365,7 @@ def _add_download(sub) -> None:
 
 
 def _download(args) -> None:
-    from corpora import download
+    from polyparse.corpora import download
 
     for path in download.download_treebank(args.name, _cache_dir(args), base_url=args.base_url,
                                            progress=sys.stderr.isatty()):
@@ -373,7 +373,7 @@ def _download(args) -> None:
 
 
 def _add_download_clusters(sub) -> None:
-    from corpora import word_clusters
+    from polyparse.corpora import word_clusters
 
     p = sub.add_parser("download-clusters", help="download Brown word clusters for the tagger",
                        description="Fetch the Brown word clusters of a language from spaCy's "
@@ -389,7 +389,7 @@ def _add_download_clusters(sub) -> None:
 
 
 def _download_clusters(args) -> None:
-    from corpora import word_clusters
+    from polyparse.corpora import word_clusters
 
     print(word_clusters.fetch_spacy_clusters(args.lang, _cache_dir(args), url=args.url,
                                              progress=sys.stderr.isatty()))

@@ -16,9 +16,9 @@ from typing import Iterable
 
 import numpy as np
 
-from corpora.alignment import F1, Segmentation, align_words, evaluate_segmentation
-from corpora.errors import CorpusError
-from corpora.sentence import Sentence
+from polyparse.corpora.alignment import F1, Segmentation, align_words, evaluate_segmentation
+from polyparse.corpora.errors import CorpusError
+from polyparse.corpora.sentence import Sentence
 
 
 @dataclass

@@ -13,8 +13,8 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from corpora.sentence import Sentence
-from decoders import Decoder
+from polyparse.corpora.sentence import Sentence
+from polyparse.decoders import Decoder
 
 from .model import LinearModel
 
@@ -102,7 +102,7 @@ def plot(records: list[dict], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from corpora.files import atomic_write
+    from polyparse.corpora.files import atomic_write
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     gap = [max(r["gap"], 1e-9) for r in records]

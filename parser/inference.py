@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from decoders import DecodeResult, Decoder, PartType, hamming_cost
+from polyparse.decoders import DecodeResult, Decoder, PartType, hamming_cost
 
 from .model import Example, LinearModel
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from corpora.sentence import ROOT, Sentence
-from decoders import Parts, PartType
-from decoders.higher_order import build_parts
-from features.extractor import FeatureExtractor
+from polyparse.corpora.sentence import ROOT, Sentence
+from polyparse.decoders import Parts, PartType
+from polyparse.decoders.higher_order import build_parts
+from polyparse.features.extractor import FeatureExtractor
 
 
 @dataclass

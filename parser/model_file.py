@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from corpora.files import atomic_write
+from polyparse.corpora.files import atomic_write
 
 FORMAT = "polyparse-model"
 FORMAT_VERSION = 1

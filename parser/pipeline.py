@@ -4,7 +4,7 @@ A model file holds the parser and, when they were trained with it, the tokenizer
 (:class:`corpora.tokenizer.Tokenizer`) and the tagger (:class:`parser.tagging.Tagger`),
 so that one file takes raw text to trees:
 
->>> from parser.pipeline import Parser                       # doctest: +SKIP
+>>> from polyparse.parser.pipeline import Parser             # doctest: +SKIP
 >>> parser = Parser.load("model.npz")                        # doctest: +SKIP
 >>> for sentence in parser.parse_text("The cat sat. It purred."):  # doctest: +SKIP
 ...     print(sentence.to_text())
@@ -25,12 +25,12 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from corpora.sentence import Sentence
-from corpora.tokenizer import Tokenizer
-from corpora.word_clusters import read_word_clusters
-from decoders import DECODERS, Decoder
-from decoders.higher_order import build_parts
-from features.extractor import FeatureConfig, FeatureExtractor
+from polyparse.corpora.sentence import Sentence
+from polyparse.corpora.tokenizer import Tokenizer
+from polyparse.corpora.word_clusters import read_word_clusters
+from polyparse.decoders import DECODERS, Decoder
+from polyparse.decoders.higher_order import build_parts
+from polyparse.features.extractor import FeatureConfig, FeatureExtractor
 
 from . import model_file
 from .evaluate import attachment_scores

@@ -16,8 +16,8 @@ from typing import Iterable
 
 import numpy as np
 
-from corpora.sentence import Sentence
-from decoders.matrix_tree import prune_arcs
+from polyparse.corpora.sentence import Sentence
+from polyparse.decoders.matrix_tree import prune_arcs
 
 from .model import LinearModel
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from corpora.conllu_io import read_treebank
+from polyparse.corpora.conllu_io import read_treebank
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "corpora" / "sample"
@@ -24,7 +24,7 @@ def sample_dev():
 @pytest.fixture(scope="session")
 def sample_model_path(tmp_path_factory):
     """A model trained on the sample by the CLI (3 epochs), shared by the CLI tests."""
-    from parser.cli import main
+    from polyparse.parser.cli import main
 
     path = tmp_path_factory.mktemp("model") / "sample.npz"
     assert main(["-q", "train", "--train", str(SAMPLE / "train.conllu"), "--model", str(path),

@@ -7,17 +7,17 @@ import sys
 import numpy as np
 import pytest
 
-from corpora.conllu_io import read_treebank
-from parser.cli import main
-from parser.pipeline import Parser
+from polyparse.corpora.conllu_io import read_treebank
+from polyparse.parser.cli import main
+from polyparse.parser.pipeline import Parser
 
 from conftest import SAMPLE
 
 
 def run_cli(*args, stdin=None):
     """Run ``polyparse`` in a subprocess, as a user would."""
-    return subprocess.run([sys.executable, "-m", "parser.cli", *map(str, args)], input=stdin,
-                          capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "polyparse.parser.cli", *map(str, args)],
+                          input=stdin, capture_output=True, text=True)
 
 
 def test_parse_changes_only_head_and_deprel(sample_model_path, tmp_path):

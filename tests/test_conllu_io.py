@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from corpora.conllu_io import read_conllu, read_treebank, write_conllu
-from corpora.errors import CorpusError
-from corpora.files import atomic_write
-from corpora.sentence import DEPREL_COLUMN, HEAD_COLUMN, ROOT, Sentence
+from polyparse.corpora.conllu_io import read_conllu, read_treebank, write_conllu
+from polyparse.corpora.errors import CorpusError
+from polyparse.corpora.files import atomic_write
+from polyparse.corpora.sentence import DEPREL_COLUMN, HEAD_COLUMN, ROOT, Sentence
 
 UD = Path(__file__).resolve().parents[2] / "shared" / "ud"
 UD_FILES = sorted(UD.glob("*/*.conllu"))

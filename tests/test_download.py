@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from corpora.download import (DEFAULT_TAG, MANIFEST, default_cache_dir, download_treebank,
-                              treebank_url)
-from corpora.errors import CorpusError, DownloadError
+from polyparse.corpora.cache import default_cache_dir
+from polyparse.corpora.download import DEFAULT_TAG, MANIFEST, download_treebank, treebank_url
+from polyparse.corpora.errors import CorpusError, DownloadError
 
 UD = Path(__file__).resolve().parents[2] / "shared" / "ud"
 TAG = "r9.9"
@@ -77,7 +77,7 @@ def sha256(path: Path) -> str:
 
 
 def test_download_writes_files_and_manifest(remote, tmp_path: Path, caplog, capsys) -> None:
-    with caplog.at_level(logging.WARNING, logger="corpora.download"):
+    with caplog.at_level(logging.WARNING, logger="polyparse.corpora.download"):
         paths = fetch(remote, tmp_path, progress=True)
     directory = tmp_path / NAME / TAG
     assert paths == [directory / "tr_imst-ud-train.conllu", directory / "tr_imst-ud-dev.conllu"]
@@ -104,7 +104,7 @@ def test_corrupted_cache_file_is_detected_and_replaced(remote, tmp_path: Path, c
     train, _ = fetch(remote, tmp_path)
     train.write_bytes(train.read_bytes()[:-100] + b"tampered\n\n")
     before = len(requests)
-    with caplog.at_level(logging.WARNING, logger="corpora.download"):
+    with caplog.at_level(logging.WARNING, logger="polyparse.corpora.download"):
         assert fetch(remote, tmp_path, splits=("train",)) == [train]
     assert "is corrupted" in caplog.text
     assert requests[before:] == [f"/{NAME}/{TAG}/tr_imst-ud-train.conllu"]

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from brute_force import all_trees, tree_scores
-from decoders import DECODERS, arc_parts
-from decoders import _kernels
-from decoders.eisner import eisner
-from decoders.mst import chu_liu_edmonds
+from polyparse.decoders import DECODERS, arc_parts
+from polyparse.decoders import _kernels
+from polyparse.decoders.eisner import eisner
+from polyparse.decoders.mst import chu_liu_edmonds
 
 N_MATRICES = {1: 5, 2: 30, 3: 30, 4: 30, 5: 25, 6: 12, 7: 4}
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from corpora.conllu_io import read_conllu
-from corpora.errors import CorpusError
-from parser.evaluate import attachment_scores
+from polyparse.corpora.conllu_io import read_conllu
+from polyparse.corpora.errors import CorpusError
+from polyparse.parser.evaluate import attachment_scores
 
 GOLD = """# sent_id = 1
 1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\t_

@@ -18,14 +18,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from corpora.conllu_io import read_conllu
-from corpora.sentence import Sentence
-from decoders.parts import Parts, PartType, arc_parts
-from features import (FIELDS, LABEL_TEMPLATES, PART_TEMPLATES, FeatureConfig, FeatureExtractor,
-                      PartTemplates, Vocabulary)
-from features import _kernels as K
-from features.templates import ARC_TEMPLATES, Template, parse_atom
-from features.vocab import BOS, EOS, N_SPECIAL, ROOT_ID, UNK, word_shape
+from polyparse.corpora.conllu_io import read_conllu
+from polyparse.corpora.sentence import Sentence
+from polyparse.decoders.parts import Parts, PartType, arc_parts
+from polyparse.features import (FIELDS, LABEL_TEMPLATES, PART_TEMPLATES, FeatureConfig,
+                                FeatureExtractor, PartTemplates, Vocabulary)
+from polyparse.features import _kernels as K
+from polyparse.features.templates import ARC_TEMPLATES, Template, parse_atom
+from polyparse.features.vocab import BOS, EOS, N_SPECIAL, ROOT_ID, UNK, word_shape
 
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 
@@ -452,9 +452,9 @@ def test_features_per_arc_on_real_text():
 
 DETERMINISM_SCRIPT = """
 import json, numpy as np
-from corpora.sentence import Sentence
-from decoders.parts import arc_parts
-from features import FeatureConfig, FeatureExtractor
+from polyparse.corpora.sentence import Sentence
+from polyparse.decoders.parts import arc_parts
+from polyparse.features import FeatureConfig, FeatureExtractor
 s = Sentence.from_words("The dog saw a cat .".split(), lemmas="the dog see a cat .".split(),
                         upos="DET NOUN VERB DET NOUN PUNCT".split(),
                         xpos="DT NN VBD DT NN .".split())

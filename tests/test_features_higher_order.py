@@ -15,10 +15,10 @@ import pytest
 from test_features import (JIT, TRAIN, en_ewt, in_another_process, kernel_rows, random_ids,
                            sentence, the_dog, twin_features, twin_indices, twin_part_values)
 
-from decoders.higher_order import build_parts
-from decoders.parts import Parts, PartType, arc_parts
-from features import PART_TEMPLATES, FeatureConfig, FeatureExtractor, PartTemplates
-from features import _kernels as K
+from polyparse.decoders.higher_order import build_parts
+from polyparse.decoders.parts import Parts, PartType, arc_parts
+from polyparse.features import PART_TEMPLATES, FeatureConfig, FeatureExtractor, PartTemplates
+from polyparse.features import _kernels as K
 
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 
@@ -368,10 +368,10 @@ def test_word_part_kernel_rejects_arc_k_and_bad_rows():
 
 DETERMINISM_SCRIPT = """
 import json
-from corpora.sentence import Sentence
-from corpora.sentence import Sentence
-from decoders.higher_order import build_parts
-from features import FeatureConfig, FeatureExtractor
+from polyparse.corpora.sentence import Sentence
+from polyparse.corpora.sentence import Sentence
+from polyparse.decoders.higher_order import build_parts
+from polyparse.features import FeatureConfig, FeatureExtractor
 s = Sentence.from_words("The dog saw a cat .".split(), lemmas="the dog see a cat .".split(),
                         upos="DET NOUN VERB DET NOUN PUNCT".split(),
                         xpos="DT NN VBD DT NN .".split())

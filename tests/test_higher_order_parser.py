@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from parser.cli import main
-from parser.pipeline import Parser, TrainConfig
+from polyparse.parser.cli import main
+from polyparse.parser.pipeline import Parser, TrainConfig
 
 from conftest import SAMPLE
 

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from brute_force import all_trees
-from decoders import DECODERS, PartType
-from decoders.formulation import build_formulation
-from decoders.higher_order import build_parts
-from decoders.ilp import ILPDecoder, solve_highs
-from decoders.mst import round_to_tree
-from decoders.pulp_backend import solve_pulp
+from polyparse.decoders import DECODERS, PartType
+from polyparse.decoders.formulation import build_formulation
+from polyparse.decoders.higher_order import build_parts
+from polyparse.decoders.ilp import ILPDecoder, solve_highs
+from polyparse.decoders.mst import round_to_tree
+from polyparse.decoders.pulp_backend import solve_pulp
 from test_parts import CONFIGS, pruned_arcs, slow_from_heads
 
 pytestmark = pytest.mark.ilp

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from brute_force import all_trees
-from decoders.higher_order import build_parts
-from decoders.lp import LPDecoder
-from decoders.local_search import local_search, score_tables, tree_score
+from polyparse.decoders.higher_order import build_parts
+from polyparse.decoders.lp import LPDecoder
+from polyparse.decoders.local_search import local_search, score_tables, tree_score
 from test_ilp import assert_valid_tree, random_scores
 from test_parts import CONFIGS, pruned_arcs
 

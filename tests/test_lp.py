@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from decoders import DECODERS, PartType
-from decoders.formulation import build_formulation
-from decoders.higher_order import build_parts
-from decoders.ilp import ILPDecoder
-from decoders.lp import LPDecoder, solve_lp
-from decoders.mst import chu_liu_edmonds
+from polyparse.decoders import DECODERS, PartType
+from polyparse.decoders.formulation import build_formulation
+from polyparse.decoders.higher_order import build_parts
+from polyparse.decoders.ilp import ILPDecoder
+from polyparse.decoders.lp import LPDecoder, solve_lp
+from polyparse.decoders.mst import chu_liu_edmonds
 from test_ilp import assert_valid_tree, random_scores
 from test_parts import CONFIGS, pruned_arcs
 

@@ -9,9 +9,9 @@ import pytest
 from scipy.special import logsumexp
 
 from brute_force import all_trees, tree_scores
-from decoders import arc_parts
-from decoders.matrix_tree import IllConditionedError, arc_marginals, prune_arcs
-from decoders.mst import chu_liu_edmonds
+from polyparse.decoders import arc_parts
+from polyparse.decoders.matrix_tree import IllConditionedError, arc_marginals, prune_arcs
+from polyparse.decoders.mst import chu_liu_edmonds
 
 
 def brute_force_marginals(S: np.ndarray, single_root: bool) -> tuple[np.ndarray, float]:
@@ -67,7 +67,7 @@ def test_too_sharp_scores_are_detected_and_pruning_tempers(single_root, caplog):
     S = rng.normal(scale=3000.0, size=(n + 1, n + 1))
     with pytest.raises(IllConditionedError):
         arc_marginals(S, single_root)
-    with caplog.at_level(logging.DEBUG, logger="decoders.matrix_tree"):
+    with caplog.at_level(logging.DEBUG, logger="polyparse.decoders.matrix_tree"):
         arcs = prune_arcs(S, single_root)
     assert "temperature" in caplog.text
     kept = np.zeros_like(S, dtype=bool)

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from brute_force import all_trees
-from decoders import PartType, higher_order
-from decoders.higher_order import ancestor_matrix, build_parts
-from decoders.parts import register_indicator
+from polyparse.decoders import PartType, higher_order
+from polyparse.decoders.higher_order import ancestor_matrix, build_parts
+from polyparse.decoders.parts import register_indicator
 
 # ---- slow definitions (docs/algorithms.md section 1), one tree and one part at a time ----
 

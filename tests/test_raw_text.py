@@ -13,12 +13,12 @@ import unicodedata
 import numpy as np
 import pytest
 
-from corpora.alignment import Segmentation
-from corpora.conllu_io import read_conllu, read_treebank
-from corpora.tokenizer import raw_text
-from parser.cli import main
-from parser.evaluate import attachment_scores, conll18_scores
-from parser.pipeline import MissingComponentError, Parser, TrainConfig
+from polyparse.corpora.alignment import Segmentation
+from polyparse.corpora.conllu_io import read_conllu, read_treebank
+from polyparse.corpora.tokenizer import raw_text
+from polyparse.parser.cli import main
+from polyparse.parser.evaluate import attachment_scores, conll18_scores
+from polyparse.parser.pipeline import MissingComponentError, Parser, TrainConfig
 
 from conftest import REPO, SAMPLE
 
@@ -28,8 +28,8 @@ TEXT = ('The baker expects she went into the dangerous church. Listen to a soldi
 
 
 def run_cli(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "parser.cli", *map(str, args)], input=stdin,
-                          capture_output=True, text=True, cwd=REPO)
+    return subprocess.run([sys.executable, "-m", "polyparse.parser.cli", *map(str, args)],
+                          input=stdin, capture_output=True, text=True, cwd=REPO)
 
 
 def cli_output(*args) -> str:

@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from corpora.conllu_io import read_treebank
-from corpora.sentence import ROOT, Sentence
-from parser.tagging import Tagger, jackknife, with_tags
-from parser.tagging import _kernels as K
+from polyparse.corpora.conllu_io import read_treebank
+from polyparse.corpora.sentence import ROOT, Sentence
+from polyparse.parser.tagging import Tagger, jackknife, with_tags
+from polyparse.parser.tagging import _kernels as K
 
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 

@@ -16,13 +16,13 @@ import numba
 import numpy as np
 import pytest
 
-from corpora import _tokenizer_kernels as kernels
-from corpora.alignment import (F1, Segmentation, SurfaceToken, Word, align_words,
-                               evaluate_segmentation, sentence_tokens, span_f1)
-from corpora.conllu_io import read_conllu
-from corpora.sentence import Sentence
-from corpora.tokenizer import (MultiwordLexicon, Tokenizer, _encode, _gaps, _tie_symbols,
-                               raw_text, word_classes)
+from polyparse.corpora import _tokenizer_kernels as kernels
+from polyparse.corpora.alignment import (F1, Segmentation, SurfaceToken, Word, align_words,
+                                         evaluate_segmentation, sentence_tokens, span_f1)
+from polyparse.corpora.conllu_io import read_conllu
+from polyparse.corpora.sentence import Sentence
+from polyparse.corpora.tokenizer import (MultiwordLexicon, Tokenizer, _encode, _gaps, _tie_symbols,
+                                         raw_text, word_classes)
 
 UD = Path(__file__).resolve().parents[2] / "shared" / "ud"
 

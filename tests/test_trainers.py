@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from parser.evaluate import attachment_scores
-from parser.pipeline import Parser, TrainConfig, make_trainer
-from parser.trainers import TRAINERS
+from polyparse.parser.evaluate import attachment_scores
+from polyparse.parser.pipeline import Parser, TrainConfig, make_trainer
+from polyparse.parser.trainers import TRAINERS
 
 SMALL = {"bits": 20, "label_bits": 14}
 

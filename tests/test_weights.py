@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from parser import _kernels
-from parser.weights import AveragedWeights
+from polyparse.parser import _kernels
+from polyparse.parser.weights import AveragedWeights
 
 
 def _sparse_add_twin(v, acc, last, indices, values, step, scale, total_scale):

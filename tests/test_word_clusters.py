@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from corpora.errors import CorpusError, DownloadError
-from corpora.word_clusters import (SPACY_MEMBER, fetch_spacy_clusters, read_word_clusters,
-                                   spacy_clusters, write_word_clusters)
-from parser.cli import main
+from polyparse.corpora.errors import CorpusError, DownloadError
+from polyparse.corpora.word_clusters import (SPACY_MEMBER, fetch_spacy_clusters, read_word_clusters,
+                                             spacy_clusters, write_word_clusters)
+from polyparse.parser.cli import main
 
 
 def test_read_accepts_liang_paths_with_and_without_counts(tmp_path: Path) -> None:

@@ -64,7 +64,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from corpora.sentence import ROOT, Sentence
+from polyparse.corpora.sentence import ROOT, Sentence
 
 from . import _kernels as K
 

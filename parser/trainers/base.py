@@ -17,7 +17,7 @@ from typing import Callable, ClassVar, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from decoders import Decoder
+from polyparse.decoders import Decoder
 
 from ..inference import Constraint
 from ..model import Example, LinearModel
