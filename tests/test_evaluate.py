@@ -86,3 +86,15 @@ def test_a_gold_lemma_underscore_counts_as_right(tmp_path):
     swapped = conll18_scores(list(read_conllu(tmp_path / "p.conllu")),
                              list(read_conllu(tmp_path / "g.conllu")))
     assert swapped.lemmas.correct == 3 and swapped.blex.correct == 1
+
+
+def test_a_word_with_a_space_aligns_without_it(tmp_path):
+    # udeval aligns both words: the spaces of a one-word token leave its word's form too.
+    gold = ("1\tNew York\tNew York\tPROPN\tNNP\t_\t0\troot\t_\tSpaceAfter=No\n"
+            "2\t's\t's\tPART\tPOS\t_\t1\tcase\t_\t_\n\n")
+    pred = ("1-2\tNewYork's\t_\t_\t_\t_\t_\t_\t_\t_\n"
+            "1\tNewYork\tNew York\tPROPN\tNNP\t_\t0\troot\t_\t_\n"
+            "2\t's\t's\tPART\tPOS\t_\t1\tcase\t_\t_\n\n")
+    scores = conll18_scores(list(read_conllu(_write(tmp_path, "g.conllu", gold))),
+                            list(read_conllu(_write(tmp_path, "p.conllu", pred))))
+    assert (scores.tokens.correct, scores.words.correct, scores.las.correct) == (0, 2, 2)
