@@ -92,7 +92,8 @@ class Word:
     """A syntactic word of a :class:`Segmentation`: its form and its token's span.
 
     ``start, end`` are offsets into :attr:`Segmentation.characters`; the words of a
-    multiword token all carry the whole token's span and ``multiword=True``.
+    multiword token all carry the whole token's span and ``multiword=True``. The form of
+    a word that is a token by itself has no space characters, as the token's.
     """
 
     form: str
@@ -139,7 +140,10 @@ class Segmentation:
                 chars.append(form)
                 tokens.append((index, index + len(form)))
                 multiword = len(token.words) > 1
-                words.extend(Word(w, index, index + len(form), multiword) for w in token.words)
+                # A one-word token's word has its spaceless form: "New York" aligns with
+                # a multiword token's word "NewYork", as in the CoNLL 2018 script.
+                words.extend(Word(w if multiword else form, index, index + len(form),
+                                  multiword) for w in token.words)
                 index += len(form)
             spans.append((first, index))
         return cls("".join(chars), tuple(tokens), tuple(spans), tuple(words))

@@ -7,6 +7,7 @@ PuLP builds Python objects and writes an LP file (``docs/algorithms.md`` section
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,8 +16,26 @@ import pulp
 from .formulation import Formulation
 
 # Short names -> PuLP solver classes; any other name is passed to ``pulp.getSolver``.
-SOLVER_NAMES = {"CBC": "PULP_CBC_CMD", "GLPK": "GLPK_CMD", "GUROBI": "GUROBI_CMD",
+# CBC runs through COIN_CMD (:func:`cbc_path`): PULP_CBC_CMD is deprecated in PuLP 3.3
+# and gone in PuLP 4.
+SOLVER_NAMES = {"CBC": "COIN_CMD", "GLPK": "GLPK_CMD", "GUROBI": "GUROBI_CMD",
                 "CPLEX": "CPLEX_CMD"}
+
+
+def cbc_path() -> str:
+    """The CBC executable for ``COIN_CMD``: ``cbc`` on the PATH (a system CBC, or the one
+    ``pip install 'pulp[cbc]'`` adds), else the binary PuLP 3 ships inside its package
+    (the deprecated ``PULP_CBC_CMD`` ran that one; PuLP 4 drops it, hence ``pulp<4``)."""
+    return shutil.which("cbc") or pulp.PULP_CBC_CMD.pulp_cbc_path
+
+
+def pulp_solver(name: str, **options) -> pulp.LpSolver:
+    """The PuLP solver called ``name`` (a key of :data:`SOLVER_NAMES` or a PuLP solver
+    class name) with PuLP's ``options`` (``msg``, ``timeLimit``, ...)."""
+    name = SOLVER_NAMES.get(name.upper(), name)
+    if name in ("COIN_CMD", "PULP_CBC_CMD"):
+        return pulp.COIN_CMD(path=cbc_path(), **options)
+    return pulp.getSolver(name, **options)
 
 
 @dataclass
@@ -52,7 +71,7 @@ def solve_pulp(form: Formulation, solver: str, *, relax: bool = False,
     options = {"msg": False}
     if time_limit is not None:
         options["timeLimit"] = time_limit
-    prob.solve(pulp.getSolver(SOLVER_NAMES.get(solver.upper(), solver), **options))
+    prob.solve(pulp_solver(solver, **options))
     values = [v.varValue for v in variables]
     x = None if any(v is None for v in values) else np.array(values, dtype=np.float64)
     return PulpSolution(x=x, optimal=prob.sol_status == pulp.LpSolutionOptimal,

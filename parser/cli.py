@@ -238,15 +238,24 @@ def _read_text(path: str | None) -> str:
 # -- eval ----------------------------------------------------------------------------
 
 def _add_eval(sub) -> None:
-    p = sub.add_parser("eval", help="scores of a parse against gold",
-                       description="CoNLL 2018 shared-task scores: tokens, sentences and "
-                                   "words F1, then UPOS, XPOS, UAS and LAS F1 over the words "
-                                   "aligned by character offsets, so the predicted file may "
-                                   "be tokenized differently from the gold one (both must "
-                                   "spell the same text). When the tokenization is identical, "
-                                   "also UAS, LAS and label accuracy over all syntactic words "
-                                   "(multiword-token ranges and empty nodes excluded) and "
-                                   "without punctuation.")
+    p = sub.add_parser(
+        "eval", help="scores of a parse against gold",
+        description="Every metric of the CoNLL 2018 shared-task script (conll18_ud_eval.py, "
+                    "udeval of UD's tools), with the same values: tokens, sentences and words "
+                    "F1, then over the words aligned by character offsets UPOS, XPOS, UFeats "
+                    "(universal features), AllTags (UPOS+XPOS+UFeats), Lemmas, UAS, LAS "
+                    "(universal part of the label), and over content words CLAS, MLAS (+ "
+                    "UPOS, UFeats and function-word children) and BLEX (+ lemma). The "
+                    "predicted file may be tokenized differently from the gold one (both "
+                    "must spell the same text). When the tokenization is identical, also "
+                    "UAS, LAS and label accuracy over all syntactic words (multiword-token "
+                    "ranges and empty nodes excluded) and without punctuation (UPOS PUNCT).",
+        epilog="Columns: precision and recall are the correct words out of the system's and "
+               "the gold words, F1 their harmonic mean, 'aligned acc' the correct words out "
+               "of the aligned ones. Identical tokenization: LAS-full is LAS with the full "
+               "labels, subtypes included (nmod:poss is then wrong for nmod), where LAS, as "
+               "in CoNLL 2018, compares the universal part only; 'label' is the share of "
+               "words with the right universal label, whatever their head.")
     p.add_argument("--gold", required=True, metavar="G", help="gold treebank")
     p.add_argument("--pred", required=True, metavar="P", help="predicted treebank")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -268,14 +277,11 @@ def _eval(args) -> None:
     if args.json:
         print(json.dumps(scores, indent=2))
         return
-    names = {"tokens": "Tokens", "sentences": "Sentences", "words": "Words", "upos": "UPOS",
-             "xpos": "XPOS", "uas": "UAS", "las": "LAS"}
     print(f"{'metric':10} {'precision':>9} {'recall':>7} {'F1':>7} {'aligned acc':>11}")
-    for name in METRICS:
+    for name, label in METRICS.items():
         s = aligned[name]
-        accuracy = f"{s['aligned_accuracy']:11.2f}" if name in ("upos", "xpos", "uas", "las") \
-            else ""
-        print(f"{names[name]:10} {s['precision']:9.2f} {s['recall']:7.2f} {s['f1']:7.2f} "
+        accuracy = "" if s["aligned_accuracy"] is None else f"{s['aligned_accuracy']:11.2f}"
+        print(f"{label:10} {s['precision']:9.2f} {s['recall']:7.2f} {s['f1']:7.2f} "
               f"{accuracy}".rstrip())
     if identical:
         print()

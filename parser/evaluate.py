@@ -1,11 +1,13 @@
 """Attachment scores (``docs/algorithms.md`` section 7), and the CoNLL 2018 scores of a
-parse whose tokenization may differ from the gold one (:func:`conll18_scores`).
+parse whose tokenization may differ from the gold one (:func:`conll18_scores`: every
+metric of the shared-task script, Zeman et al., 2018, section 3).
 
-UAS, LAS and label accuracy over syntactic words (multiword-token ranges and empty
-nodes are not words, as the CoNLL 2018 shared-task script counts), both over all words
-and without punctuation (UPOS ``PUNCT``, the CoNLL-X tradition). Labels are compared on
-their universal part (``nmod:poss`` counts as ``nmod``) in the CoNLL 2018 way for
-``las``; ``las_full`` compares the full label.
+:func:`attachment_scores`: UAS, LAS and label accuracy over syntactic words
+(multiword-token ranges and empty nodes are not words, as the CoNLL 2018 script counts),
+both over all words and without punctuation (UPOS ``PUNCT``, the CoNLL-X tradition).
+``las`` compares the universal part of the labels, as CoNLL 2018 does (``nmod:poss``
+counts as ``nmod``); ``las_full`` ("LAS-full" in ``polyparse eval``) compares the full
+labels, subtypes included (``nmod:poss`` is then wrong for ``nmod``).
 """
 
 from __future__ import annotations
@@ -96,15 +98,48 @@ def same_tokenization(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> boo
     return len(gold) == len(pred) and all(g.forms == p.forms for g, p in zip(gold, pred))
 
 
+# Zeman et al. (2018), *CoNLL 2018 Shared Task: Multilingual Parsing from Raw Text to
+# Universal Dependencies*, section 3: the universal relations of content words, the only
+# words CLAS, MLAS and BLEX score, and of function words, which MLAS checks with their
+# head; the other relations (punct) are neither.
+CONTENT_RELATIONS = frozenset({
+    "nsubj", "obj", "iobj", "csubj", "ccomp", "xcomp", "obl", "vocative", "expl",
+    "dislocated", "advcl", "advmod", "discourse", "nmod", "appos", "nummod", "acl", "amod",
+    "conj", "fixed", "flat", "compound", "list", "parataxis", "orphan", "goeswith",
+    "reparandum", "root", "dep"})
+FUNCTION_RELATIONS = frozenset({"aux", "cop", "mark", "det", "clf", "case", "cc"})
+# The universal features of UD v2 that the same section lets UFeats, AllTags and MLAS
+# compare; language-specific and layered features (``Number[psor]``) are left out.
+UNIVERSAL_FEATURES = frozenset({
+    "PronType", "NumType", "Poss", "Reflex", "Foreign", "Abbr", "Gender", "Animacy",
+    "Number", "Case", "Definite", "Degree", "VerbForm", "Mood", "Tense", "Aspect", "Voice",
+    "Evident", "Polarity", "Person", "Polite"})
+
+
+def universal_features(feats: str) -> str:
+    """The universal features of a FEATS value, sorted, joined by ``|`` (``""`` for none).
+
+    Examples
+    --------
+    >>> universal_features("Number[psor]=Sing|Tense=Past|Case=Nom|Foo=Bar")
+    'Case=Nom|Tense=Past'
+    >>> universal_features("_")
+    ''
+    """
+    return "|".join(sorted(f for f in feats.split("|")
+                           if f.split("=", 1)[0] in UNIVERSAL_FEATURES))
+
+
 @dataclass(frozen=True)
 class AlignedScore:
-    """One CoNLL 2018 metric over aligned words: ``correct`` of ``gold`` gold words and
-    ``system`` system words, of which ``aligned`` were aligned."""
+    """One CoNLL 2018 metric: ``correct`` of ``gold`` gold items (tokens, sentences or
+    words) and ``system`` system items; for the metrics over aligned words, ``aligned``
+    gold words were aligned to a system word (None for tokens, sentences and words)."""
 
     gold: int
     system: int
     correct: int
-    aligned: int
+    aligned: int | None = None
 
     @property
     def f1(self) -> float:
@@ -112,27 +147,47 @@ class AlignedScore:
 
     def to_json(self) -> dict:
         score = F1(self.gold, self.system, self.correct)
+        accuracy = (None if self.aligned is None
+                    else 100 * self.correct / self.aligned if self.aligned else 0.0)
         return {"gold": self.gold, "system": self.system, "correct": self.correct,
                 "aligned": self.aligned, "precision": 100 * score.precision,
                 "recall": 100 * score.recall, "f1": 100 * score.f1,
-                "aligned_accuracy": 100 * self.correct / self.aligned if self.aligned else 0.0}
+                "aligned_accuracy": accuracy}
 
 
-METRICS = ("tokens", "sentences", "words", "upos", "xpos", "uas", "las")
+# Field of :class:`Conll18Scores` -> the name the CoNLL 2018 script prints, in its order.
+METRICS = {"tokens": "Tokens", "sentences": "Sentences", "words": "Words", "upos": "UPOS",
+           "xpos": "XPOS", "ufeats": "UFeats", "alltags": "AllTags", "lemmas": "Lemmas",
+           "uas": "UAS", "las": "LAS", "clas": "CLAS", "mlas": "MLAS", "blex": "BLEX"}
 
 
 @dataclass(frozen=True)
 class Conll18Scores:
-    """Segmentation F1 (tokens, sentences, words) and, over the aligned words, UPOS,
-    XPOS, UAS and LAS F1, as the CoNLL 2018 shared-task script computes them."""
+    """Every metric of the CoNLL 2018 shared-task script (Zeman et al., 2018, section 3).
+
+    ``tokens``, ``sentences``, ``words``: segmentation F1. Over the aligned words:
+    ``upos``, ``xpos``; ``ufeats`` (the universal features, :func:`universal_features`);
+    ``alltags`` (UPOS, XPOS and universal features together); ``lemmas`` (a gold lemma
+    ``_`` counts as right); ``uas``; ``las`` (head and universal part of the label).
+    Over content words only (:data:`CONTENT_RELATIONS`, gold words for recall, system
+    words for precision): ``clas`` (= LAS); ``mlas`` (+ UPOS, universal features, and the
+    function-word children (:data:`FUNCTION_RELATIONS`): the same children, each with
+    the right label, UPOS and universal features); ``blex`` (+ lemma).
+    """
 
     tokens: AlignedScore
     sentences: AlignedScore
     words: AlignedScore
     upos: AlignedScore
     xpos: AlignedScore
+    ufeats: AlignedScore
+    alltags: AlignedScore
+    lemmas: AlignedScore
     uas: AlignedScore
     las: AlignedScore
+    clas: AlignedScore
+    mlas: AlignedScore
+    blex: AlignedScore
 
     def to_json(self) -> dict:
         return {name: getattr(self, name).to_json() for name in METRICS}
@@ -145,8 +200,8 @@ def conll18_scores(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> Conll1
     character offsets (:func:`corpora.alignment.align_words`, the CoNLL 2018 alignment,
     multiword tokens by the longest common subsequence of their words). An aligned word
     has the right head when its system head is aligned to its gold head (or both are the
-    root); LAS also needs the universal part of the label to be the same. F1 divides
-    twice the correct words by the gold plus the system words; with identical
+    root). Each metric divides twice the correct words by the gold plus the system words
+    (F1); see :class:`Conll18Scores` for what each one requires. With identical
     tokenization UAS and LAS F1 equal :func:`attachment_scores`' UAS and LAS.
 
     Raises
@@ -168,32 +223,57 @@ def conll18_scores(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> Conll1
     aligned_to[-1] = -1                                         # the root -> the root
     gold_heads = g.heads[gi]
     head_ok = (gold_heads != -2) & (aligned_to[gold_heads] == p.heads[pi])
-    label_ok = g.deprels[gi] == p.deprels[pi]
+    las_ok = head_ok & (g.deprels[gi] == p.deprels[pi])
+    upos_ok = g.upos[gi] == p.upos[pi]
+    xpos_ok = g.xpos[gi] == p.xpos[pi]
+    feats_ok = g.ufeats[gi] == p.ufeats[pi]
+    lemma_ok = (g.lemmas[gi] == "_") | (g.lemmas[gi] == p.lemmas[pi])
+    # A gold function word whose system word has its head, label, UPOS and features is
+    # the same child of the same head on both sides; a content word's children are all
+    # right when each of its gold ones is and both sides have as many.
+    child_ok = g.function[gi] & (gold_heads >= 0) & las_ok & upos_ok & feats_ok
+    children_right = np.bincount(gold_heads[child_ok], minlength=len(g.heads))
+    children_ok = ((g.function_children[gi] == p.function_children[pi])
+                   & (children_right[gi] == g.function_children[gi]))
 
     def score(correct: np.ndarray) -> AlignedScore:
         return AlignedScore(len(g.heads), len(p.heads), int(correct.sum()), len(pairs))
 
-    def spans(f1: F1) -> AlignedScore:
-        return AlignedScore(f1.gold, f1.system, f1.correct, f1.correct)
+    content = g.content[gi]
 
-    return Conll18Scores(spans(segmentation.tokens), spans(segmentation.sentences),
-                         spans(segmentation.words), score(g.upos[gi] == p.upos[pi]),
-                         score(g.xpos[gi] == p.xpos[pi]), score(head_ok),
-                         score(head_ok & label_ok))
+    def content_score(correct: np.ndarray) -> AlignedScore:
+        return AlignedScore(int(g.content.sum()), int(p.content.sum()),
+                            int((correct & content).sum()), int(content.sum()))
+
+    def spans(f1: F1) -> AlignedScore:
+        return AlignedScore(f1.gold, f1.system, f1.correct)
+
+    return Conll18Scores(
+        tokens=spans(segmentation.tokens), sentences=spans(segmentation.sentences),
+        words=spans(segmentation.words), upos=score(upos_ok), xpos=score(xpos_ok),
+        ufeats=score(feats_ok), alltags=score(upos_ok & xpos_ok & feats_ok),
+        lemmas=score(lemma_ok), uas=score(head_ok), las=score(las_ok),
+        clas=content_score(las_ok),
+        mlas=content_score(las_ok & upos_ok & feats_ok & children_ok),
+        blex=content_score(las_ok & lemma_ok))
 
 
 class _Words:
-    """The words of a document, numbered from 0 across sentences: their UPOS, XPOS,
-    universal labels and heads (another word's number, -1 for the root, -2 for none)."""
+    """The words of a document, numbered from 0 across sentences: their heads (another
+    word's number, -1 for the root, -2 for none), UPOS, XPOS, universal features, lemmas
+    and universal labels, whether the label is a content or a function relation, and
+    how many function-word children each word has."""
 
     def __init__(self, sentences: Sequence[Sentence], expected: int) -> None:
-        heads, upos, xpos, deprels = [], [], [], []
+        heads, upos, xpos, feats, lemmas, deprels = [], [], [], [], [], []
         base = 0
         for s in sentences:
             h = s.heads[1:]
             heads.append(np.where(h > 0, h - 1 + base, np.where(h == 0, -1, -2)))
             upos.extend(s.upos[1:])
             xpos.extend(s.xpos[1:])
+            feats.extend(universal_features(f) for f in s.feats[1:])
+            lemmas.extend(s.lemmas[1:])
             deprels.extend(s.deprels[1:])
             base += len(s)
         if base != expected:
@@ -201,7 +281,13 @@ class _Words:
         self.heads = np.concatenate(heads) if heads else np.zeros(0, dtype=np.int64)
         self.upos = np.array(upos, dtype=object)
         self.xpos = np.array(xpos, dtype=object)
+        self.ufeats = np.array(feats, dtype=object)
+        self.lemmas = np.array(lemmas, dtype=object)
         self.deprels = _universal(deprels)
+        self.content = np.isin(self.deprels, list(CONTENT_RELATIONS))
+        self.function = np.isin(self.deprels, list(FUNCTION_RELATIONS))
+        attached = self.function & (self.heads >= 0)
+        self.function_children = np.bincount(self.heads[attached], minlength=base)
 
 
 def _text_differs(gold: Sequence[Sentence], pred: Sequence[Sentence], gold_seg: Segmentation,

@@ -53,9 +53,19 @@ def measure(model: LinearModel, sentences: Iterable[Sentence], lp: Decoder,
         yield record
 
 
+def relative_gap(record: dict) -> float | None:
+    """The relaxation gap relative to the ILP value, ``(lp_value - ilp_value) /
+    |ilp_value|`` (``docs/algorithms.md`` section 3 defines the absolute gap), or None
+    when the ILP value is 0 and the ratio is undefined."""
+    ilp = abs(record["ilp_value"])
+    return record["gap"] / ilp if ilp > 0 else None
+
+
 def summarize(records: list[dict]) -> list[dict]:
-    """Per length bin (and overall): share integral, mean gap, mean, median, 90th and
-    99th-percentile LP and ILP times, UAS with the ILP and with LP+rounding."""
+    """Per length bin (and overall): share integral; mean gap, absolute (``lp_value -
+    ilp_value``) and relative (:func:`relative_gap`, in %, over the sentences whose ILP
+    value is not 0; None when there is none); mean, median, 90th and 99th-percentile LP
+    and ILP times; UAS with the ILP and with LP+rounding."""
     rows = []
     bins = [(f"{lo}-{hi}" if hi < 10 ** 9 else f"{lo}+", lo, hi) for lo, hi in LENGTH_BINS]
     for name, lo, hi in bins + [("all", 1, 10 ** 9)]:
@@ -63,9 +73,11 @@ def summarize(records: list[dict]) -> list[dict]:
         if not group:
             continue
         words = sum(r["n"] for r in group)
+        relative = [g for g in map(relative_gap, group) if g is not None]
         row = {"length": name, "sentences": len(group),
                "integral": 100.0 * np.mean([r["integral"] for r in group]),
                "mean_gap": float(np.mean([r["gap"] for r in group])),
+               "mean_relative_gap": 100.0 * float(np.mean(relative)) if relative else None,
                "fallbacks": sum(r["fallback"] for r in group)}
         for key in ("time_lp", "time_ilp"):
             values = [r[key] for r in group]
@@ -81,17 +93,22 @@ def summarize(records: list[dict]) -> list[dict]:
 
 
 def format_summary(rows: list[dict]) -> str:
-    header = (f"{'length':>8} {'sents':>6} {'integral%':>9} {'mean gap':>9} {'LP s':>8} "
-              f"{'LP p90':>8} {'ILP s':>8} {'ILP med':>8} {'ILP p90':>8} {'ILP p99':>8} "
-              f"{'UAS ILP':>8} {'UAS LP':>8}")
+    """The rows of :func:`summarize` as a table; ``rel gap%`` is the mean relative gap
+    in percent."""
+    header = (f"{'length':>8} {'sents':>6} {'integral%':>9} {'mean gap':>9} {'rel gap%':>9} "
+              f"{'LP s':>8} {'LP p90':>8} {'ILP s':>8} {'ILP med':>8} {'ILP p90':>8} "
+              f"{'ILP p99':>8} {'UAS ILP':>8} {'UAS LP':>8}")
     lines = [header]
     for r in rows:
         uas = (f"{r['uas_ilp']:8.2f} {r['uas_lp']:8.2f}" if "uas_ilp" in r
                else f"{'-':>8} {'-':>8}")
+        relative = (f"{'-':>9}" if r["mean_relative_gap"] is None
+                    else f"{r['mean_relative_gap']:9.4f}")
         lines.append(f"{r['length']:>8} {r['sentences']:6d} {r['integral']:9.1f} "
-                     f"{r['mean_gap']:9.4f} {r['time_lp_mean']:8.4f} {r['time_lp_p90']:8.4f} "
-                     f"{r['time_ilp_mean']:8.4f} {r['time_ilp_median']:8.4f} "
-                     f"{r['time_ilp_p90']:8.4f} {r['time_ilp_p99']:8.4f} {uas}")
+                     f"{r['mean_gap']:9.4f} {relative} {r['time_lp_mean']:8.4f} "
+                     f"{r['time_lp_p90']:8.4f} {r['time_ilp_mean']:8.4f} "
+                     f"{r['time_ilp_median']:8.4f} {r['time_ilp_p90']:8.4f} "
+                     f"{r['time_ilp_p99']:8.4f} {uas}")
     return "\n".join(lines)
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
 from functools import lru_cache
 
 import numpy as np
+import pulp
 import pytest
 
 from brute_force import all_trees
@@ -13,7 +15,7 @@ from polyparse.decoders.formulation import build_formulation
 from polyparse.decoders.higher_order import build_parts
 from polyparse.decoders.ilp import ILPDecoder, solve_highs
 from polyparse.decoders.mst import round_to_tree
-from polyparse.decoders.pulp_backend import solve_pulp
+from polyparse.decoders.pulp_backend import cbc_path, solve_pulp
 from test_parts import CONFIGS, pruned_arcs, slow_from_heads
 
 pytestmark = pytest.mark.ilp
@@ -151,6 +153,28 @@ def test_pulp_cbc_equals_highs(order, consecutive):
     lp = DECODERS["lp"](single_root=True).decode(parts, scores)
     assert relaxed.optimal
     assert form.c @ relaxed.x == pytest.approx(lp.value, abs=1e-6)
+
+
+def test_cbc_runs_from_the_path_or_from_pulp_without_deprecation(tmp_path, monkeypatch):
+    """CBC through COIN_CMD: a ``cbc`` on the PATH first (as ``pulp[cbc]`` installs
+    one), else the binary PuLP 3 ships; never the deprecated PULP_CBC_CMD."""
+    rng = np.random.default_rng(8)
+    parts = build_parts(4, pruned_arcs(4, rng, heads_per_word=3), order="2")
+    scores = random_scores(parts, rng)
+    form = build_formulation(parts, scores, single_root=True)
+    highs = ILPDecoder(single_root=True, lp_first=False).decode(parts, scores)
+    bundled = pulp.PULP_CBC_CMD.pulp_cbc_path
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert cbc_path() == bundled
+    wrapper = tmp_path / "cbc"             # a "system" CBC that leaves a trace when run
+    wrapper.write_text(f'#!/bin/sh\necho ran > "{tmp_path}/ran"\nexec "{bundled}" "$@"\n')
+    wrapper.chmod(0o755)
+    assert cbc_path() == str(wrapper)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        solution = solve_pulp(form, "CBC")
+    assert (tmp_path / "ran").exists()
+    assert solution.optimal and form.c @ solution.x == pytest.approx(highs.value, abs=1e-6)
 
 
 def test_integral_lp_skips_branch_and_bound():
