@@ -115,15 +115,38 @@ def tree_value(S, heads):
 
 
 @njit(cache=True)
+def _descendants(heads):
+    """``bool (N, N)``: ``D[u, v]`` iff v is u or below u in the tree ``heads``."""
+    N = heads.shape[0]
+    D = np.zeros((N, N), dtype=np.bool_)
+    for v in range(N):
+        u = v
+        for _ in range(N):
+            D[u, v] = True
+            if u == 0:
+                break
+            u = heads[u]
+    return D
+
+
+@njit(cache=True)
 def tree_max_marginals(S, arc_h, arc_m, single_root):
     """Max-marginals of the TREE factor: best tree with and without each candidate arc.
 
-    One maximum spanning tree ``T*`` (:func:`decoders._kernels.mst_heads`), then one
-    constrained tree per arc: an arc of ``T*`` is in the best tree "with" it (``T*``) and
-    needs the best tree without it (its score set to -inf); an arc outside ``T*`` has
-    ``T*`` as best tree "without" it and needs the best tree with it (the other heads of
-    its modifier set to -inf). That is ``|A|`` trees in all, each O(n^2) unconstrained
-    (up to O(n^3) with ``single_root``), in one call, reusing one copy of ``S``.
+    One maximum spanning tree ``T*`` (:func:`decoders._kernels.mst_heads`), then per arc
+    a = (h, m) one constrained tree: an arc of ``T*`` is in the best tree "with" it
+    (``T*``) and needs the best tree without it (its score set to -inf); an arc outside
+    ``T*`` has ``T*`` as best tree "without" it and needs the best tree with it (the other
+    heads of m set to -inf). That is ``|A|`` trees, each O(n^2) unconstrained (up to
+    O(n^3) with ``single_root``), in one call, reusing one copy of ``S``.
+
+    Exact shortcut: the greedy graph (every word's best head) bounds every tree from
+    above, arc by arc. If every word but m has its best head in ``T*``, moving m in
+    ``T*`` to the required head h (for "with"), or to m's best head other than h (for
+    "without"), reaches that bound whenever the result is a tree (the new head is not
+    below m, and with ``single_root`` the root keeps one child), so no MST is needed.
+    That happens for most arcs when ``T*`` is (nearly) the greedy graph, as with a
+    trained model's scores; with random scores it rarely does.
     Cost per sentence: see ``eval/results/factor_oracles.md``.
 
     Parameters
@@ -143,17 +166,49 @@ def tree_max_marginals(S, arc_h, arc_m, single_root):
         ``T*``'s search (when not :data:`OK`, every entry is -inf).
     """
     A = arc_h.shape[0]
+    N = S.shape[0]
     mm = np.full((A, 2), -np.inf)
     heads, status = mst_heads(S, single_root)
     if status != OK:
         return mm, heads, status
     best = tree_value(S, heads)
+    # Words whose head in T* is not their best head: the shortcut applies to arcs into
+    # m when there is none, or m is the only one.
+    n_off = 0
+    off = -1
+    for v in range(1, N):
+        for u in range(N):
+            if u != v and S[u, v] > S[heads[v], v]:
+                n_off += 1
+                off = v
+                break
+    below = _descendants(heads)
     W = S.copy()
-    column = np.empty(S.shape[0])
+    column = np.empty(N)
     for a in range(A):
         h = arc_h[a]
         m = arc_m[a]
-        if heads[m] == h:
+        in_tree = heads[m] == h
+        if not in_tree and S[h, m] == -np.inf:
+            mm[a, 0] = best
+            continue
+        if n_off == 0 or (n_off == 1 and off == m):
+            # the new head of m: h itself, or m's best head other than h
+            new = h
+            if in_tree:
+                new = -1
+                top = -np.inf
+                for u in range(N):
+                    if u != h and u != m and S[u, m] > top:
+                        top = S[u, m]
+                        new = u
+            if new >= 0 and not below[m, new] and not (
+                    single_root and (new == 0) != (heads[m] == 0)):
+                value = best - S[heads[m], m] + S[new, m]
+                mm[a, 0] = value if in_tree else best
+                mm[a, 1] = best if in_tree else value
+                continue
+        if in_tree:
             mm[a, 1] = best
             W[h, m] = -np.inf
             other, st = mst_heads(W, single_root)
@@ -162,8 +217,6 @@ def tree_max_marginals(S, arc_h, arc_m, single_root):
             W[h, m] = S[h, m]
         else:
             mm[a, 0] = best
-            if S[h, m] == -np.inf:
-                continue
             column[:] = W[:, m]
             W[:, m] = -np.inf
             W[h, m] = S[h, m]

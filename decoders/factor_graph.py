@@ -230,11 +230,11 @@ class FactorGraph:
         ``|A|`` of them in one numba call (:func:`decoders._factor_kernels.
         tree_max_marginals`; per-sentence cost in ``eval/results/factor_oracles.md``).
         At ``t > 0``: from the matrix-tree marginals, ``value + t log mu_a`` and
-        ``value + t log(1 - mu_a)`` (Hazan and Urtasun's TREE messages). ``mu_a`` is
-        accurate to about 1e-16 absolutely, so these are to about ``t 1e-16 / mu_a`` (and
-        ``t 1e-16 / (1 - mu_a)``): an arc in every tree, or in none, may get a finite
-        value about ``37 t`` below ``value`` (``t log 1e-16``) in place of ``-inf`` (exact
-        at ``t == 0``).
+        ``value + t log(1 - mu_a)`` (Hazan and Urtasun's TREE messages). ``mu_a`` carries
+        the absolute error of the matrix-tree inverse (1e-16 to 1e-11 in the tests, more
+        as ``theta / t`` spreads), so these are accurate to about ``t err / mu_a`` (and
+        ``t err / (1 - mu_a)``): a state that no tree has may get a finite value, some
+        ``t log(1 / err)`` below ``value``, in place of ``-inf`` (exact at ``t == 0``).
         """
         t = _checked_temperature(temperature)
         if t > 0.0:

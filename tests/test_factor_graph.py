@@ -87,17 +87,22 @@ def test_tree_oracles_match_enumeration(n, pruned, single_root):
     _, _, graph, trees = instance(100 + n, n, pruned, single_root)
     rng = np.random.default_rng(n)
     Y = graph.arc_state(trees).astype(bool)
-    for trial in range(3):
+    for trial in range(4):
         theta = rng.normal(scale=2.0, size=graph.n_arcs)
         if trial == 2:  # integer scores: many ties
             theta = rng.integers(-1, 2, size=graph.n_arcs).astype(np.float64)
+        temperatures = TEMPERATURES
+        if trial == 3:  # cycles 1 <-> 2, 3 <-> 4 in the greedy graph: the kernel's MST path
+            for i, j in ((1, 2), (2, 1), (3, 4), (4, 3)):
+                theta[(graph.arc_h == i) & (graph.arc_m == j)] += 6.0
+            temperatures = ()  # a Laplacian too ill-conditioned for 1e-9 at t = 0.3
         values = Y @ theta
         heads, best = graph.tree_map(theta)
         assert best == pytest.approx(values.max(), abs=1e-9)
         assert any((heads == t).all() for t in trees)
         with_arc = np.where(Y, values[:, None], -np.inf)
         without = np.where(~Y, values[:, None], -np.inf)
-        for t in (0.0,) + TEMPERATURES:
+        for t in (0.0,) + temperatures:
             mm, value = graph.tree_max_marginals(theta, t)
             expected = np.stack([soft_max(without, t), soft_max(with_arc, t)], axis=1)
             assert value == pytest.approx(soft_max(values, t), abs=1e-9)
@@ -106,13 +111,13 @@ def test_tree_oracles_match_enumeration(n, pruned, single_root):
                 np.testing.assert_array_equal(np.isneginf(mm), impossible)
                 np.testing.assert_allclose(mm[~impossible], expected[~impossible], atol=1e-9)
                 continue
-            # t log mu: mu is accurate to ~1e-16 absolutely (the docstring's bound), so an
-            # impossible state may come out at about t log(1e-16) below the value
-            assert np.all(mm[impossible] <= value + t * np.log(1e-12))
+            # t log mu, with mu accurate to ~1e-10 absolutely (the docstring's bound): an
+            # impossible state may come out finite, but far below the value
+            assert np.all(mm[impossible] <= value + t * np.log(1e-10))
             p = np.exp((expected[~impossible] - value) / t)
             error = np.abs(mm[~impossible] - expected[~impossible])
-            assert np.all(error <= 1e-9 + t * 1e-12 / p)
-        for t in TEMPERATURES:
+            assert np.all(error <= 1e-9 + t * 1e-10 / p)
+        for t in temperatures:
             mu, value = graph.tree_marginals(theta, t)
             p = np.exp(values / t - logsumexp(values / t))
             assert value == pytest.approx(soft_max(values, t), abs=1e-9)
