@@ -45,7 +45,7 @@ from .matrix_tree import arc_marginals
 from .mst import chu_liu_edmonds, raise_for_status
 from .parts import Parts, PartType
 
-#: Part types with a factor in the graph: arcs (variables) and pairwise parts.
+#: Part types that become pairwise factors (the ARC parts are the variables).
 PAIRWISE_TYPES = (PartType.GRANDPARENT, PartType.SIBLING)
 
 
@@ -120,6 +120,17 @@ class FactorGraph:
             On a part type that has no pairwise factor (consecutive siblings, valency,
             non-projective arcs), a pairwise part whose arcs are not candidates, or bad
             scores.
+
+        Examples
+        --------
+        >>> from polyparse.decoders.higher_order import build_parts
+        >>> parts = build_parts(2, order="2")  # 4 arcs, grandparents 0-1-2, 0-2-1, siblings 0:1,2
+        >>> graph = FactorGraph.from_parts(parts, np.ones(len(parts)))
+        >>> graph.n_arcs, graph.n_pairs
+        (4, 3)
+        >>> y = graph.arc_state([-1, 0, 1])  # arcs 0 -> 1 and 1 -> 2, grandparent 0-1-2
+        >>> float(graph.score(y)) == float(np.ones(len(parts)) @ parts.from_heads([-1, 0, 1]))
+        True
         """
         scores = _checked(scores, len(parts), "scores")
         others = [t.name for t, rows in parts.offsets.items() if rows.stop > rows.start
