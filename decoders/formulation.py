@@ -72,6 +72,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds
 
+from .base import Budget
 from .parts import Parts, PartType
 
 FLOWS = ("multi", "single")
@@ -155,7 +156,8 @@ class _Rows:
 
 
 def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
-                      single_root: bool = True, flow: str = "multi") -> Formulation:
+                      single_root: bool = True, flow: str = "multi",
+                      budget: Budget | None = None) -> Formulation:
     """The ILP of ``parts`` (module docstring) with objective ``scores`` (default 0).
 
     Parameters
@@ -169,7 +171,12 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
     flow:
         ``"multi"`` (default; its LP relaxation is tight for arc-factored scores) or
         ``"single"`` (O(|A|) flow variables instead of O(n |A|), looser relaxation).
+    budget:
+        A time budget, checked between the families of constraints (raising
+        :class:`~decoders.base.TimeLimitReached` with stage ``"build"`` when spent).
     """
+    budget = budget or Budget(None)
+    budget.check("build")
     if flow not in FLOWS:
         raise ValueError(f"flow must be one of {FLOWS}, not {flow!r}")
     n = parts.n
@@ -207,6 +214,7 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
         eq.add([1.0], np.zeros(root.size), root, 1.0)
 
     # connectivity by flows
+    budget.check("build")
     if flow == "multi":
         _multi_commodity(eq, ub, n, ah, am, z, flow_start)
     else:
@@ -214,6 +222,7 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
 
     # linearized products
     for part_type in (PartType.GRANDPARENT, PartType.SIBLING):
+        budget.check("build")
         if _has(parts, part_type):
             rows = parts.block(part_type)
             h, m, x = parts.index[rows, 1], parts.index[rows, 2], parts.index[rows, 3]
@@ -232,6 +241,7 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
         else:
             _ancestry_from_tree(ub, anc_heads, anc_var, ah, am, z)
 
+    budget.check("build")
     c = np.zeros(n_vars)
     if scores is not None:
         c[:n_parts] = scores

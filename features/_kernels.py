@@ -195,6 +195,40 @@ def _group_hashes(padded, table, has):
 
 
 @njit(cache=True)
+def _lead_hashes(table, salt, lead, groups):
+    """``L[t, c]``: the hash of template t through its leading word group in column c
+    (columns as in :func:`_group_hashes`)."""
+    n_templates, n_cols = table.shape[0], groups.shape[2]
+    seed = mix(SEED, salt)
+    lead_hash = np.empty((n_templates, n_cols), dtype=np.uint64)
+    for t in range(n_templates):
+        tseed = mix(seed, table[t, COL_TID])
+        for q in range(n_cols):
+            lead_hash[t, q] = tseed if lead[t] < 0 else mix(tseed, groups[t, lead[t], q])
+    return lead_hash
+
+
+@njit(cache=True)
+def _word_hash(t, col, lead, lead_hash, rest, n_rest, groups):
+    """The hash of template t through its word groups, anchors at columns ``col``."""
+    la = lead[t]
+    hv = lead_hash[t, 0 if la < 0 else col[la]]
+    for i in range(n_rest[t]):
+        a = rest[t, i]
+        hv = mix(hv, groups[t, a, col[a]])
+    return hv
+
+
+@njit(cache=True)
+def _part_hash(t, afield, n_afield, values):
+    """The group hash of template t's part atoms, read from ``values``."""
+    ga = GROUP_SEED
+    for i in range(n_afield[t]):
+        ga = mix(ga, values[afield[t, i]])
+    return ga
+
+
+@njit(cache=True)
 def _layout(table, valency):
     """Per template t: ``has[t, A]``, whether it has an atom anchored at A; ``lead[t]``,
     its first word anchor among h, m, x (-1 if none); ``rest[t, :n_rest[t]]``, the word
@@ -312,15 +346,8 @@ def _features(ids, rows, table, salt, bits, valency):
     conjoin = table[:, COL_CONJOIN] != 0
     groups = _group_hashes(padded, table, has)
 
-    seed = mix(SEED, salt)
-    n_cols = padded.shape[1] + 1  # positions -1..n+1, then START
-    start_col = n_cols - 1
-    # lead_hash[t, c]: the hash through template t's leading word group in column c
-    lead_hash = np.empty((n_templates, n_cols), dtype=np.uint64)
-    for t in range(n_templates):
-        tseed = mix(seed, table[t, COL_TID])
-        for q in range(n_cols):
-            lead_hash[t, q] = tseed if lead[t] < 0 else mix(tseed, groups[t, lead[t], q])
+    lead_hash = _lead_hashes(table, salt, lead, groups)
+    start_col = lead_hash.shape[1] - 1
 
     size = 1
     for t in range(n_templates):
@@ -362,14 +389,8 @@ def _features(ids, rows, table, salt, bits, valency):
         conj = CONJ_BASE + N_DISTANCE_BINS * values[ARC_DIR] + values[ARC_DIST]
         k = indptr[r]
         for t in range(n_templates):
-            la = lead[t]
-            hv = lead_hash[t, 0 if la < 0 else col[la]]
-            for i in range(n_rest[t]):
-                a = rest[t, i]
-                hv = mix(hv, groups[t, a, col[a]])
-            ga = GROUP_SEED
-            for i in range(n_afield[t]):
-                ga = mix(ga, values[afield[t, i]])
+            hv = _word_hash(t, col, lead, lead_hash, rest, n_rest, groups)
+            ga = _part_hash(t, afield, n_afield, values)
             if bfield[t] < 0:
                 if has[t, ANCHOR_ARC]:
                     hv = mix(hv, ga)
@@ -396,9 +417,7 @@ def _features(ids, rows, table, salt, bits, valency):
                 hb = mix(hv, groups[t, ANCHOR_B, b + 1])
                 if bcount[t]:
                     values[ARC_BCOUNT] = min(counts[v], MAX_BCOUNT)
-                    ga = GROUP_SEED
-                    for i in range(n_afield[t]):
-                        ga = mix(ga, values[afield[t, i]])
+                    ga = _part_hash(t, afield, n_afield, values)
                 if has[t, ANCHOR_ARC]:
                     hb = mix(hb, ga)
                 out[k] = np.int32(hb & mask)
@@ -407,3 +426,158 @@ def _features(ids, rows, table, salt, bits, valency):
                     out[k] = np.int32(mix(hb, conj) & mask)
                     k += 1
     return indptr, out
+
+
+@njit(cache=True)
+def arc_scores(ids, table, salt, bits, W):
+    """Scores of every arc ``(h, m)``, features hashed and weighed in one pass.
+
+    ``scores[h, m] = max_l sum_f W[f, l]`` over the features f of arc (h, m) (those of
+    :func:`part_features` on the row ``(ARC, h, m, -1)``) and ``labels[h, m]`` the first
+    l reaching the maximum; with one column (``W`` of shape ``(2**bits, 1)``) that is the
+    arc's score ``F(x) w``. No feature row is kept: memory is O(n^2) for the outputs.
+
+    Work per arc is cut in two ways. (1) For each head the modifiers are visited
+    outwards from it, so the distinct in-between values (and their counts) grow by one
+    word per step: an arc costs O(distinct in-between values) per in-between template
+    instead of the O(|h - m|) of :func:`part_features` (O(n^3) over all arcs). (2) A
+    template that reads words at h only (or none), or at m only, and of the part atoms
+    at most ``arc.dir``, has the same features for every arc of a sweep (h and a side)
+    or for every arc into m from one side: its weights are summed once per sweep or per
+    (m, side), not per arc (the word templates of h, m and their neighbours, about two
+    thirds of the arc templates, would otherwise cost a random read of ``W`` each).
+    Diagonal and column 0 are ``-inf`` (not arcs).
+
+    Parameters
+    ----------
+    ids, table, salt, bits:
+        As in :func:`part_features`.
+    W : float64 (2**bits, L)
+        Weights of each feature for each of L outputs.
+
+    Returns
+    -------
+    scores : float64 (n + 1, n + 1), labels : int64 (n + 1, n + 1)
+    """
+    padded = _pad(ids)
+    n = ids.shape[1] - 1
+    n_templates = table.shape[0]
+    n_out = W.shape[1]
+    lay = _layout(table, False)
+    has, bfield, afield, n_afield = lay[0], lay[4], lay[5], lay[6]
+    groups = _group_hashes(padded, table, has)
+    lead_hash = _lead_hashes(table, salt, lead=lay[1], groups=groups)
+    size = 1
+    for t in range(n_templates):
+        if bfield[t] >= 0:
+            for j in range(padded.shape[1]):
+                size = max(size, padded[bfield[t], j] + 1)
+    # per template: the distinct in-between values so far (a position of each), counts
+    seen = np.zeros((n_templates, size), dtype=np.int64)
+    distinct = np.zeros((n_templates, n + 1), dtype=np.int64)
+    n_distinct = np.zeros(n_templates, dtype=np.int64)
+    # where a template's features are summed: per arc, per sweep (h), per (m, side)
+    where = np.zeros(n_templates, dtype=np.int64)
+    for t in range(n_templates):
+        only_dir = bfield[t] < 0 and table[t, COL_CONJOIN] == 0 and not has[t, ANCHOR_X]
+        for i in range(n_afield[t]):
+            only_dir &= afield[t, i] == ARC_DIR
+        if only_dir and not has[t, ANCHOR_M]:
+            where[t] = 1
+        elif only_dir and not has[t, ANCHOR_H]:
+            where[t] = 2
+    col = np.zeros(ANCHOR_B, dtype=np.int64)
+    values = np.zeros(N_ARC_FIELDS, dtype=np.int64)
+    by_m = np.zeros((2, n + 1, n_out))          # per (side, m): templates at m only
+    for side in range(2):
+        for m in range(1, n + 1):
+            values[ARC_DIR] = side
+            col[ANCHOR_M] = m + 1
+            for t in range(n_templates):
+                if where[t] == 2:
+                    _add_template(by_m[side, m], W, t, col, values, 0, table, lay, groups,
+                                  lead_hash, bits, padded, distinct, n_distinct, seen)
+
+    scores = np.full((n + 1, n + 1), -np.inf)
+    labels = np.zeros((n + 1, n + 1), dtype=np.int64)
+    acc = np.zeros(n_out)
+    by_h = np.zeros(n_out)
+    for h in range(n + 1):
+        for step in (1, -1):
+            for t in range(n_templates):
+                for i in range(n_distinct[t]):
+                    seen[t, padded[bfield[t], distinct[t, i] + 1]] = 0
+                n_distinct[t] = 0
+            side = 1 if step == 1 else 0
+            col[ANCHOR_H] = h + 1
+            col[ANCHOR_X] = 0
+            values[ARC_DIR] = side
+            by_h[:] = 0.0
+            for t in range(n_templates):
+                if where[t] == 1:
+                    _add_template(by_h, W, t, col, values, 0, table, lay, groups, lead_hash,
+                                  bits, padded, distinct, n_distinct, seen)
+            m = h + step
+            while 1 <= m <= n:
+                part_values(h, m, -1, n, False, values)
+                col[ANCHOR_M] = m + 1
+                conj = CONJ_BASE + N_DISTANCE_BINS * values[ARC_DIR] + values[ARC_DIST]
+                for j in range(n_out):
+                    acc[j] = by_h[j] + by_m[side, m, j]
+                for t in range(n_templates):
+                    if where[t] == 0:
+                        _add_template(acc, W, t, col, values, conj, table, lay, groups,
+                                      lead_hash, bits, padded, distinct, n_distinct, seen)
+                best = 0
+                for j in range(1, n_out):
+                    if acc[j] > acc[best]:
+                        best = j
+                scores[h, m] = acc[best]
+                labels[h, m] = best
+                # word m is between h and the next modifier of this sweep
+                for t in range(n_templates):
+                    if bfield[t] >= 0:
+                        v = padded[bfield[t], m + 1]
+                        if seen[t, v] == 0:
+                            distinct[t, n_distinct[t]] = m
+                            n_distinct[t] += 1
+                        seen[t, v] += 1
+                m += step
+    return scores, labels
+
+
+@njit(cache=True, inline="always")
+def _add_template(acc, W, t, col, values, conj, table, lay, groups, lead_hash, bits,
+                  padded, distinct, n_distinct, seen):
+    """``acc += W[f]`` for the features f of template t on the part whose word columns
+    are ``col`` and part atoms ``values`` (:func:`arc_scores`; in-between values from
+    ``distinct`` and their counts from ``seen``)."""
+    has, lead, rest, n_rest, bfield, afield, n_afield, bcount = lay
+    mask = np.uint64((1 << bits) - 1)
+    conjoin = table[t, COL_CONJOIN] != 0
+    hv = _word_hash(t, col, lead, lead_hash, rest, n_rest, groups)
+    ga = _part_hash(t, afield, n_afield, values)
+    if bfield[t] < 0:
+        if has[t, ANCHOR_ARC]:
+            hv = mix(hv, ga)
+        _add_row(acc, W, hv & mask)
+        if conjoin:
+            _add_row(acc, W, mix(hv, conj) & mask)
+        return
+    for i in range(n_distinct[t]):
+        b = distinct[t, i]
+        hb = mix(hv, groups[t, ANCHOR_B, b + 1])
+        if has[t, ANCHOR_ARC]:
+            if bcount[t]:
+                values[ARC_BCOUNT] = min(seen[t, padded[bfield[t], b + 1]], MAX_BCOUNT)
+                ga = _part_hash(t, afield, n_afield, values)
+            hb = mix(hb, ga)
+        _add_row(acc, W, hb & mask)
+        if conjoin:
+            _add_row(acc, W, mix(hb, conj) & mask)
+
+
+@njit(cache=True)
+def _add_row(acc, W, index):
+    for j in range(acc.shape[0]):
+        acc[j] += W[index, j]
