@@ -71,6 +71,9 @@ MAX_ATOMS = 7
 COL_TID, COL_CONJOIN, COL_N_ATOMS, COL_BETWEEN, COL_ATOMS = 0, 1, 2, 3, 4
 TABLE_WIDTH = COL_ATOMS + 3 * MAX_ATOMS
 N_DISTANCE_BINS = 8
+N_LEN_BINS = 15
+MEMO_ENTRIES = 1 << 14
+"""Most memo entries of one template in :func:`arc_scores` (one row of weights each)."""
 
 SEED = np.uint64(0x243F6A8885A308D3)
 GROUP_SEED = np.uint64(0x13198A2E03707344)
@@ -446,6 +449,13 @@ def arc_scores(ids, table, salt, bits, W):
     or for every arc into m from one side: its weights are summed once per sweep or per
     (m, side), not per arc (the word templates of h, m and their neighbours, about two
     thirds of the arc templates, would otherwise cost a random read of ``W`` each).
+    (3) Within a sweep, any other template without in-between atoms reads m only through
+    its m-anchored words and ``arc.dist`` / ``arc.len``: its sum is kept per class of
+    those (at most :data:`MEMO_ENTRIES` per template) and reused. (4) The sum of an
+    in-between template (of the part, reading ``arc.dir`` and ``arc.bcount`` only) over
+    the in-between values is kept per class of m's words too, and changes only when a
+    value enters or its count grows: at most one event per word of the sweep, which
+    each class applies when one of its m comes. An arc then costs O(1) amortized.
     Diagonal and column 0 are ``-inf`` (not arcs).
 
     Parameters
@@ -486,6 +496,46 @@ def arc_scores(ids, table, salt, bits, W):
             where[t] = 1
         elif only_dir and not has[t, ANCHOR_H]:
             where[t] = 2
+    # (3) per sweep, a template summed per arc, without in-between atoms, has the same
+    # features for every m with the same m-anchored words and arc.dist / arc.len: memo
+    cls = np.zeros((n_templates, n + 2), dtype=np.int64)   # m's class, by column m + 1
+    memo_at = np.full(n_templates, -1, dtype=np.int64)
+    n_parts = np.ones(n_templates, dtype=np.int64)
+    reads_dist = np.zeros(n_templates, dtype=np.bool_)
+    reads_len = np.zeros(n_templates, dtype=np.bool_)
+    # (4) an in-between template reading of the part only arc.dir and arc.bcount: its sum
+    # per class of m changes only when a value enters the in-between words or its count
+    # (capped) grows, at most once per word of the sweep: such events are logged, and a
+    # class applies those it has not seen yet when one of its m comes (``lazy``)
+    lazy = np.zeros(n_templates, dtype=np.bool_)
+    total = 0
+    for t in range(n_templates):
+        if where[t] != 0 or table[t, COL_CONJOIN] or has[t, ANCHOR_X]:
+            continue
+        other = False
+        for i in range(n_afield[t]):
+            reads_dist[t] |= afield[t, i] == ARC_DIST
+            reads_len[t] |= afield[t, i] == ARC_LEN
+            other |= afield[t, i] != ARC_DIR and afield[t, i] != ARC_BCOUNT
+        if bfield[t] >= 0 and other:
+            continue
+        lazy[t] = bfield[t] >= 0
+        n_parts[t] = (N_DISTANCE_BINS if reads_dist[t] else 1) * (N_LEN_BINS if reads_len[t]
+                                                                 else 1)
+        n_cls = _dense_ids(groups[t, ANCHOR_M, 1:n + 2], cls[t, 1:]) if has[t, ANCHOR_M] else 1
+        if n_cls * n_parts[t] <= MEMO_ENTRIES:
+            memo_at[t] = total
+            total += n_cls * n_parts[t]
+        else:
+            lazy[t] = False
+    memo = np.zeros((total, n_out))
+    stamp = np.zeros(total, dtype=np.int64)
+    synced = np.zeros(total, dtype=np.int64)
+    event_at = np.zeros((n_templates, n + 1), dtype=np.int64)   # a word of the value
+    event_old = np.zeros((n_templates, n + 1), dtype=np.int64)  # its count before
+    n_events = np.zeros(n_templates, dtype=np.int64)
+    sweep = 0
+
     col = np.zeros(ANCHOR_B, dtype=np.int64)
     values = np.zeros(N_ARC_FIELDS, dtype=np.int64)
     by_m = np.zeros((2, n + 1, n_out))          # per (side, m): templates at m only
@@ -508,7 +558,9 @@ def arc_scores(ids, table, salt, bits, W):
                 for i in range(n_distinct[t]):
                     seen[t, padded[bfield[t], distinct[t, i] + 1]] = 0
                 n_distinct[t] = 0
+                n_events[t] = 0
             side = 1 if step == 1 else 0
+            sweep += 1
             col[ANCHOR_H] = h + 1
             col[ANCHOR_X] = 0
             values[ARC_DIR] = side
@@ -525,9 +577,36 @@ def arc_scores(ids, table, salt, bits, W):
                 for j in range(n_out):
                     acc[j] = by_h[j] + by_m[side, m, j]
                 for t in range(n_templates):
-                    if where[t] == 0:
+                    if where[t] != 0:
+                        continue
+                    if memo_at[t] < 0:
                         _add_template(acc, W, t, col, values, conj, table, lay, groups,
                                       lead_hash, bits, padded, distinct, n_distinct, seen)
+                        continue
+                    if lazy[t]:
+                        e = memo_at[t] + cls[t, m + 1]
+                        if stamp[e] != sweep:
+                            stamp[e] = sweep
+                            synced[e] = 0
+                            memo[e] = 0.0
+                        if synced[e] < n_events[t]:
+                            _apply_events(memo[e], W, t, col, values, lay, groups, lead_hash,
+                                          bits, event_at, event_old, synced[e], n_events[t])
+                            synced[e] = n_events[t]
+                        for j in range(n_out):
+                            acc[j] += memo[e, j]
+                        continue
+                    e = values[ARC_DIST] if reads_dist[t] else 0
+                    if reads_len[t]:
+                        e = e * N_LEN_BINS + values[ARC_LEN]
+                    e += memo_at[t] + cls[t, m + 1] * n_parts[t]
+                    if stamp[e] != sweep:
+                        stamp[e] = sweep
+                        memo[e] = 0.0
+                        _add_template(memo[e], W, t, col, values, conj, table, lay, groups,
+                                      lead_hash, bits, padded, distinct, n_distinct, seen)
+                    for j in range(n_out):
+                        acc[j] += memo[e, j]
                 best = 0
                 for j in range(1, n_out):
                     if acc[j] > acc[best]:
@@ -538,12 +617,54 @@ def arc_scores(ids, table, salt, bits, W):
                 for t in range(n_templates):
                     if bfield[t] >= 0:
                         v = padded[bfield[t], m + 1]
-                        if seen[t, v] == 0:
+                        c = seen[t, v]
+                        if c == 0:
                             distinct[t, n_distinct[t]] = m
                             n_distinct[t] += 1
                         seen[t, v] += 1
+                        if c == 0 or (lay[7][t] and c < MAX_BCOUNT):
+                            event_at[t, n_events[t]] = m
+                            event_old[t, n_events[t]] = c
+                            n_events[t] += 1
                 m += step
     return scores, labels
+
+
+@njit(cache=True)
+def _apply_events(acc, W, t, col, values, lay, groups, lead_hash, bits, event_at, event_old,
+                  first, stop):
+    """Add to ``acc`` the change of the features of in-between template t (anchors at
+    ``col``) made by events ``first..stop-1`` of :func:`arc_scores`: a value enters the
+    words between h and m (old count 0) or, for ``arc.bcount``, its count grows by one
+    (its old feature leaves, the new one enters)."""
+    has, lead, rest, n_rest, bfield, afield, n_afield, bcount = lay
+    mask = np.uint64((1 << bits) - 1)
+    hv = _word_hash(t, col, lead, lead_hash, rest, n_rest, groups)
+    for k in range(first, stop):
+        hb = mix(hv, groups[t, ANCHOR_B, event_at[t, k] + 1])
+        old = event_old[t, k]
+        if not has[t, ANCHOR_ARC]:
+            _add_row(acc, W, hb & mask)
+            continue
+        values[ARC_BCOUNT] = old + 1
+        _add_row(acc, W, mix(hb, _part_hash(t, afield, n_afield, values)) & mask)
+        if bcount[t] and old > 0:
+            values[ARC_BCOUNT] = old
+            index = mix(hb, _part_hash(t, afield, n_afield, values)) & mask
+            for j in range(acc.shape[0]):
+                acc[j] -= W[index, j]
+
+
+@njit(cache=True)
+def _dense_ids(values, out):
+    """``out[i]``: the rank of ``values[i]`` among the distinct values; their number."""
+    order = np.argsort(values)
+    k = -1
+    for i in range(order.shape[0]):
+        if i == 0 or values[order[i]] != values[order[i - 1]]:
+            k += 1
+        out[order[i]] = k
+    return k + 1
 
 
 @njit(cache=True, inline="always")
