@@ -474,7 +474,7 @@ def arc_scores(ids, table, salt, bits, W):
     n_templates = table.shape[0]
     n_out = W.shape[1]
     lay = _layout(table, False)
-    has, bfield, afield, n_afield = lay[0], lay[4], lay[5], lay[6]
+    has, bfield, afield, n_afield, bcount = lay[0], lay[4], lay[5], lay[6], lay[7]
     groups = _group_hashes(padded, table, has)
     lead_hash = _lead_hashes(table, salt, lead=lay[1], groups=groups)
     size = 1
@@ -622,7 +622,7 @@ def arc_scores(ids, table, salt, bits, W):
                             distinct[t, n_distinct[t]] = m
                             n_distinct[t] += 1
                         seen[t, v] += 1
-                        if c == 0 or (lay[7][t] and c < MAX_BCOUNT):
+                        if c == 0 or (bcount[t] and c < MAX_BCOUNT):
                             event_at[t, n_events[t]] = m
                             event_old[t, n_events[t]] = c
                             n_events[t] += 1
