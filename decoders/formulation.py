@@ -76,6 +76,9 @@ from .base import Budget
 from .parts import Parts, PartType
 
 FLOWS = ("multi", "single")
+COMMODITIES_AT_ONCE = 16
+"""Commodities of the multi-commodity flow whose rows are made between two checks of
+the time budget."""
 
 
 @dataclass(frozen=True)
@@ -216,7 +219,7 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
     # connectivity by flows
     budget.check("build")
     if flow == "multi":
-        _multi_commodity(eq, ub, n, ah, am, z, flow_start)
+        _multi_commodity(eq, ub, n, ah, am, z, flow_start, budget)
     else:
         _single_commodity(eq, ub, n, ah, am, z, flow_start)
 
@@ -266,23 +269,35 @@ def _has(parts: Parts, part_type: PartType) -> bool:
     return rows.stop > rows.start
 
 
-def _multi_commodity(eq: _Rows, ub: _Rows, n: int, ah, am, z, start: int) -> None:
-    """Root sends one unit of each commodity k, word j keeps it iff j == k, phi^k <= z."""
+def _multi_commodity(eq: _Rows, ub: _Rows, n: int, ah, am, z, start: int,
+                     budget: Budget) -> None:
+    """Root sends one unit of each commodity k, word j keeps it iff j == k, phi^k <= z.
+
+    The O(n |A|) rows are made :data:`COMMODITIES_AT_ONCE` commodities at a time, with
+    ``budget`` checked in between (on long sentences this is most of the build)."""
     n_arcs = ah.shape[0]
-    k = np.arange(n)[:, None]  # commodity k + 1
-    phi = start + k * n_arcs + np.arange(n_arcs)[None, :]  # (n, n_arcs)
     from_root = ah == 0
-    eq.add(np.ones(n), np.broadcast_to(k, phi.shape)[:, from_root], phi[:, from_root], 1.0)
-    # conservation row (j, k) -> (j - 1) * n + k: +phi into j, -phi out of j
-    rhs = np.eye(n).ravel()
-    into = (am[None, :] - 1) * n + k
-    out = (ah[None, :] - 1) * n + k
-    word = np.broadcast_to(~from_root, phi.shape)
-    eq.add(rhs, np.concatenate([into.ravel(), out[word]]),
-           np.concatenate([phi.ravel(), phi[word]]),
-           np.concatenate([np.ones(phi.size), -np.ones(int(word.sum()))]))
-    zz = np.broadcast_to(z[None, :], phi.shape)
-    ub.add_dense(np.zeros(phi.size), np.stack([phi.ravel(), zz.ravel()], axis=1), [1.0, -1.0])
+    word = ~from_root
+    into_rows, into_cols, out_rows, out_cols = [], [], [], []
+    for first in range(0, n, COMMODITIES_AT_ONCE):
+        budget.check("build")
+        k = np.arange(first, min(n, first + COMMODITIES_AT_ONCE))[:, None]  # commodity k + 1
+        phi = start + k * n_arcs + np.arange(n_arcs)[None, :]  # (commodities, n_arcs)
+        eq.add(np.ones(k.shape[0]), np.broadcast_to(k - first, phi.shape)[:, from_root],
+               phi[:, from_root], 1.0)
+        # conservation row (j, k) -> (j - 1) * n + k: +phi into j, -phi out of j
+        into_rows.append(((am[None, :] - 1) * n + k).ravel())
+        into_cols.append(phi.ravel())
+        out_rows.append(((ah[None, :] - 1) * n + k)[:, word].ravel())
+        out_cols.append(phi[:, word].ravel())
+        zz = np.broadcast_to(z[None, :], phi.shape)
+        ub.add_dense(np.zeros(phi.size), np.stack([phi.ravel(), zz.ravel()], axis=1),
+                     [1.0, -1.0])
+    budget.check("build")
+    into, out = np.concatenate(into_rows), np.concatenate(out_rows)
+    eq.add(np.eye(n).ravel(), np.concatenate([into, out]),
+           np.concatenate(into_cols + out_cols),
+           np.concatenate([np.ones(into.size), -np.ones(out.size)]))
 
 
 def _single_commodity(eq: _Rows, ub: _Rows, n: int, ah, am, z, start: int) -> None:
