@@ -47,13 +47,15 @@ from polyparse.corpora.conllu_io import read_conllu, read_treebank  # noqa: E402
 
 PUNCT = "PUNCT"
 
-# Runs ``argv`` and prints its wall time and the peak RSS of it and its children (KiB).
+# Runs ``argv`` and prints its wall time, its CPU time and peak RSS (KiB), children included.
 _MEASURE = """
 import json, resource, subprocess, sys, time
 start = time.perf_counter()
 code = subprocess.run(sys.argv[1:]).returncode
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"rc": code, "seconds": time.perf_counter() - start,
-                  "max_rss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+                  "cpu_seconds": usage.ru_utime + usage.ru_stime,
+                  "max_rss_kib": usage.ru_maxrss}))
 """
 
 
@@ -97,7 +99,8 @@ def measure(argv: list[str], name: str) -> dict:
     result = json.loads(out.stdout.strip().splitlines()[-1])
     result.update(name=name, command=" ".join(argv), load_before=load_before[0],
                   load_after=os.getloadavg()[0], stderr=out.stderr.strip()[-400:])
-    print(f"{name}: {result['seconds']:.1f} s, {result['max_rss_kib'] / 1024:.0f} MiB, "
+    print(f"{name}: {result['seconds']:.1f} s ({result['cpu_seconds']:.1f} s CPU), "
+          f"{result['max_rss_kib'] / 1024:.0f} MiB, "
           f"rc {result['rc']}, load {load_before[0]:.2f}", file=sys.stderr, flush=True)
     return result
 
@@ -199,11 +202,13 @@ def main() -> None:
              f"tokenizer, tagger, 2 epochs; order 2: the first {args.train2}, pruned to 5 "
              "heads, ILP, 1 epoch). Each command runs in a child process: wall time and peak RSS "
              "include starting Python and loading the model. Load: `os.getloadavg()` "
-             "(1 min) before and after; the machine has 2 cores shared with other work.",
-             "", "| input | words | seconds | peak RSS (MiB) | load before/after | "
-             "result |", "|---|---|---|---|---|---|"]
+             "(1 min) before and after; the machine has 2 cores shared with other work, so "
+             "CPU seconds (user + system of the child) are given beside the wall time.",
+             "", "| input | words | seconds | CPU seconds | peak RSS (MiB) | "
+             "load before/after | result |", "|---|---|---|---|---|---|---|"]
     for row in rows:
         lines.append(f"| {row['name']} | {row['words']} | {row['seconds']:.1f} | "
+                     f"{row['cpu_seconds']:.1f} | "
                      f"{row['max_rss_kib'] / 1024:.0f} | {row['load_before']:.2f} / "
                      f"{row['load_after']:.2f} | {row['detail']} |")
     lines += ["", "Commands (paths of the temporary files shortened):", ""]
