@@ -15,6 +15,11 @@ import numpy as np
 
 ROOT = "<root>"
 
+MAX_SENTENCE_WORDS = 300
+"""Default cap on the words of a sentence cut from raw text (``Tokenizer``'s
+``max_words``): text without sentence punctuation would otherwise become one sentence,
+and parsing costs O(n^2) memory and time or more in its length."""
+
 # CoNLL-U / CoNLL-X column positions (0-based) of the fields the parser predicts.
 HEAD_COLUMN = 6
 DEPREL_COLUMN = 7

@@ -53,7 +53,7 @@ import numpy as np
 
 from polyparse.corpora import _tokenizer_kernels as kernels
 from polyparse.corpora.alignment import SurfaceToken, sentence_tokens
-from polyparse.corpora.sentence import Sentence
+from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, Sentence
 
 logger = logging.getLogger(__name__)
 
@@ -599,16 +599,22 @@ class Tokenizer:
 
     # ------------------------------------------------------------------ prediction
 
-    def tokenize(self, text: str) -> list[list[Token]]:
+    def tokenize(self, text: str, *, max_words: int | None = MAX_SENTENCE_WORDS
+                 ) -> list[list[Token]]:
         """Cut ``text`` into sentences of tokens, with their syntactic words.
 
         Every non-space character of ``text`` belongs to exactly one token, in order; a
         sentence ends at each paragraph break (a line holding only whitespace) and at the
-        end of the text, and wherever the sentence model says so.
+        end of the text, and wherever the sentence model says so. A sentence of more than
+        ``max_words`` words (None: no cap) is then cut, again and again, after the token
+        whose sentence-end score is highest among those that leave the first piece
+        between ``max_words // 2`` and ``max_words`` words (:func:`_pieces`); only a
+        single token of more than ``max_words`` words makes a longer sentence.
         """
-        return list(self.iter_tokenized(text))
+        return list(self.iter_tokenized(text, max_words=max_words))
 
-    def iter_tokenized(self, text: str) -> Iterator[list[Token]]:
+    def iter_tokenized(self, text: str, *, max_words: int | None = MAX_SENTENCE_WORDS
+                       ) -> Iterator[list[Token]]:
         """:meth:`tokenize`, one sentence at a time: the boundaries of the whole text are
         found at the first ``next()``, each sentence's tokens and words when it is asked
         for (so that a consumer can start on the first sentences early)."""
@@ -631,34 +637,41 @@ class Tokenizer:
         sentence_end = attrs[:, kernels.ATTR_SPACE_AFTER] == PARAGRAPH
         sentence_end[-1] = True
         candidates = _sentence_candidates(attrs)
+        end_score = np.full(len(starts), -np.inf)
         if len(candidates):
-            scores = kernels.perceptron_scores(
+            end_score[candidates] = kernels.perceptron_scores(
                 kernels.token_features(attrs, candidates, self.token_bits), self.token_weights_)
-            sentence_end[candidates[scores > 0]] = True
+            sentence_end[candidates[end_score[candidates] > 0]] = True
 
         first = 0
         for k in np.flatnonzero(sentence_end).tolist():
             spans = list(zip(starts[first:k + 1].tolist(), ends[first:k + 1].tolist()))
             forms = [text[start:end] for start, end in spans]
             words = self.multiword_.expand_sentence(forms)
-            yield [Token(form, start, end, end == len(text) or text[end].isspace(), w)
-                   for form, (start, end), w in zip(forms, spans, words)]
+            tokens = [Token(form, start, end, end == len(text) or text[end].isspace(), w)
+                      for form, (start, end), w in zip(forms, spans, words)]
+            for lo, hi in _pieces(np.array([len(w) for w in words]), end_score[first:k + 1],
+                                  max_words):
+                yield tokens[lo:hi]
             first = k + 1
 
-    def to_sentences(self, text: str, *, id_prefix: str = "") -> list[Sentence]:
+    def to_sentences(self, text: str, *, id_prefix: str = "",
+                     max_words: int | None = MAX_SENTENCE_WORDS) -> list[Sentence]:
         """:meth:`tokenize` ``text`` into :class:`Sentence` objects ready to be parsed.
 
         Each has ``# sent_id = {id_prefix}{k}`` (k from 1), ``# text`` (the sentence's
         stretch of ``text`` with every run of whitespace made one space), ``# newpar``
         when it starts a paragraph, a range line for each multiword token and
-        ``SpaceAfter=No`` in MISC of a token followed by no whitespace.
+        ``SpaceAfter=No`` in MISC of a token followed by no whitespace. Sentences have at
+        most ``max_words`` words (:meth:`tokenize`).
         """
-        return list(self.iter_sentences(text, id_prefix=id_prefix))
+        return list(self.iter_sentences(text, id_prefix=id_prefix, max_words=max_words))
 
-    def iter_sentences(self, text: str, *, id_prefix: str = "") -> Iterator[Sentence]:
+    def iter_sentences(self, text: str, *, id_prefix: str = "",
+                       max_words: int | None = MAX_SENTENCE_WORDS) -> Iterator[Sentence]:
         """:meth:`to_sentences`, one sentence at a time (see :meth:`iter_tokenized`)."""
         previous_end = 0
-        for k, tokens in enumerate(self.iter_tokenized(text), start=1):
+        for k, tokens in enumerate(self.iter_tokenized(text, max_words=max_words), start=1):
             first, last = tokens[0], tokens[-1]
             comments = []
             if k == 1 or text.count("\n", previous_end, first.start) >= 2:
@@ -780,6 +793,37 @@ def _tie_symbols(classes: np.ndarray, gaps: np.ndarray, scores: np.ndarray) -> n
     out = scores.copy()
     out[left] = out[right] = scores[left] + scores[right]
     return out
+
+
+def _pieces(word_counts: np.ndarray, end_score: np.ndarray, max_words: int | None
+            ) -> Iterator[tuple[int, int]]:
+    """``(lo, hi)`` token ranges that cut a sentence of tokens with ``word_counts`` words
+    into pieces of at most ``max_words`` words (None: one piece). Each cut is made after
+    the token with the highest ``end_score`` (the sentence model's score of a sentence
+    end after it; the last of equals) among those that leave the piece at least
+    ``max_words // 2`` words, so that a long sentence without punctuation is cut where
+    the model sees the likeliest end, in pieces of reasonable length."""
+    total = len(word_counts)
+    if max_words is None or int(word_counts.sum()) <= max_words:
+        yield 0, total
+        return
+    cumulative = np.cumsum(word_counts)
+    lo, before = 0, 0
+    while lo < total:
+        if cumulative[-1] - before <= max_words:
+            yield lo, total
+            return
+        # a piece ends after token k: lo <= k < hi_k, its words cumulative[k] - before
+        fits = int(np.searchsorted(cumulative, before + max_words, side="right"))
+        least = int(np.searchsorted(cumulative, before + max(1, max_words // 2), side="left"))
+        if fits <= lo:                       # one token longer than max_words
+            k = lo
+        else:
+            least = min(max(least, lo), fits - 1)
+            window = end_score[least:fits]
+            k = least + len(window) - 1 - int(np.argmax(window[::-1]))
+        yield lo, k + 1
+        lo, before = k + 1, int(cumulative[k])
 
 
 def _sentence_candidates(attrs: np.ndarray) -> np.ndarray:

@@ -8,12 +8,13 @@ plugs in by adding one module.
 import importlib
 import pkgutil
 
-from .base import DECODERS, DecodeResult, Decoder, hamming_cost, register
+from .base import (DECODERS, Budget, DecodeResult, Decoder, OptionError,
+                   TimeLimitReached, hamming_cost, register)
 from .parts import Parts, PartType, arc_parts
 
 for _module in pkgutil.iter_modules(__path__):
     if not _module.name.startswith("_"):
         importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["DECODERS", "DecodeResult", "Decoder", "Parts", "PartType", "arc_parts",
-           "hamming_cost", "register"]
+__all__ = ["DECODERS", "Budget", "DecodeResult", "Decoder", "OptionError", "Parts",
+           "PartType", "TimeLimitReached", "arc_parts", "hamming_cost", "register"]

@@ -9,13 +9,17 @@ free from :meth:`Decoder.decode_cost_augmented`.
 
 from __future__ import annotations
 
+import inspect
+import time
+import types
+import typing
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar
 
 import numpy as np
 
-from .parts import Parts, PartType
+from .parts import Parts, PartType, arc_parts
 
 
 @dataclass
@@ -71,9 +75,51 @@ class Decoder(ABC):
     def __init__(self, *, single_root: bool = True) -> None:
         self.single_root = single_root
 
+    @classmethod
+    def options(cls) -> dict[str, inspect.Parameter]:
+        """The options the decoder takes, by name: the keyword-only parameters of its
+        ``__init__`` (and its bases'), each declared once there with its type and
+        default; ``single_root`` included."""
+        declared: dict[str, inspect.Parameter] = {}
+        for klass in reversed(cls.__mro__):
+            if "__init__" in vars(klass) and issubclass(klass, Decoder):
+                hints = typing.get_type_hints(klass.__init__)
+                for p in inspect.signature(klass.__init__).parameters.values():
+                    if p.kind == p.KEYWORD_ONLY:
+                        declared[p.name] = p.replace(annotation=hints.get(p.name, p.empty))
+        return declared
+
+    @classmethod
+    def check_options(cls, options: dict) -> None:
+        """Raise :class:`OptionError` if an option of ``options`` is not one the decoder
+        declares (:meth:`options`) or has a value not of its declared type."""
+        declared = cls.options()
+        unknown = [name for name in options if name not in declared]
+        if unknown:
+            raise OptionError(cls.name, unknown)
+        for name, value in options.items():
+            hint = declared[name].annotation
+            if hint is not inspect.Parameter.empty and not _conforms(value, hint):
+                raise OptionError(cls.name, [], f"option {name} of decoder {cls.name!r} "
+                                                f"takes {_type_name(hint)}, not {value!r}")
+
     @abstractmethod
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
         """The best structure under ``scores`` (one score per part)."""
+
+    def decode_arcs(self, S: np.ndarray) -> DecodeResult:
+        """Arc-factored decoding from the score matrix alone.
+
+        ``S`` is ``float64 (n + 1, n + 1)``, ``S[h, m]`` the score of arc h -> m and
+        ``-inf`` where (h, m) is not a candidate (the diagonal and column 0 included).
+        ``output`` is over the candidate arcs in row-major order of (h, m) (the parts
+        :func:`~decoders.parts.arc_parts` makes of them). This builds those parts and
+        calls :meth:`decode`; the decoders that need only ``S`` (MST, Eisner) skip that,
+        so that a sentence of n words costs them O(n^2) and no index of its arcs.
+        """
+        h, m = np.nonzero(np.isfinite(S))
+        parts = arc_parts(S.shape[0] - 1, np.stack([h, m], axis=1))
+        return self.decode(parts, S[h, m])
 
     def decode_cost_augmented(self, parts: Parts, scores: np.ndarray,
                               gold: np.ndarray) -> DecodeResult:
@@ -96,6 +142,75 @@ def hamming_cost(parts: Parts, gold: np.ndarray) -> tuple[np.ndarray, float]:
     arcs = parts.block(PartType.ARC)
     p[arcs] = 1.0 - 2.0 * gold[arcs]
     return p, float(gold[arcs].sum())
+
+
+def tree_result(S: np.ndarray, heads: np.ndarray, stats: dict) -> DecodeResult:
+    """The :meth:`Decoder.decode_arcs` result of the tree ``heads`` under ``S``."""
+    n = S.shape[0] - 1
+    chosen = np.zeros(S.shape, dtype=bool)
+    chosen[heads[1:], np.arange(1, n + 1)] = True
+    output = chosen[np.isfinite(S)].astype(np.float64)
+    value = float(S[heads[1:], np.arange(1, n + 1)].sum())
+    return DecodeResult(output=output, heads=heads, value=value, stats=stats)
+
+
+class OptionError(ValueError):
+    """Options a decoder does not take (``unknown``), or a value of the wrong type."""
+
+    def __init__(self, decoder: str, unknown: list[str], message: str | None = None) -> None:
+        self.decoder = decoder
+        self.unknown = list(unknown)
+        super().__init__(message or f"decoder {decoder!r} does not take option(s): "
+                                    f"{', '.join(self.unknown)}")
+
+
+def _conforms(value, hint) -> bool:
+    """Whether ``value`` is of the declared type ``hint`` (an int is a float too)."""
+    if hint is typing.Any:
+        return True
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return any(_conforms(value, arg) for arg in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, typing.get_origin(hint) or hint)
+
+
+def _type_name(hint) -> str:
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return " or ".join(_type_name(arg) for arg in typing.get_args(hint))
+    return "None" if hint is type(None) else getattr(hint, "__name__", str(hint))
+
+
+class TimeLimitReached(Exception):
+    """A decoder's time budget ran out in ``stage`` (``"build"``, ``"lp"``, ``"ilp"``)."""
+
+    def __init__(self, stage: str) -> None:
+        super().__init__(f"time limit reached in {stage}")
+        self.stage = stage
+
+
+class Budget:
+    """What is left of a per-sentence time limit (``limit`` seconds, None: no limit),
+    counted from the budget's creation."""
+
+    def __init__(self, limit: float | None) -> None:
+        self.limit = limit
+        self.start = time.perf_counter()
+
+    def left(self) -> float | None:
+        """Seconds left (at least 0), or None without a limit."""
+        if self.limit is None:
+            return None
+        return max(0.0, self.limit - (time.perf_counter() - self.start))
+
+    def check(self, stage: str) -> None:
+        """Raise :class:`TimeLimitReached` when no time is left."""
+        if self.limit is not None and self.left() <= 0.0:
+            raise TimeLimitReached(stage)
 
 
 DECODERS: dict[str, type[Decoder]] = {}

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from . import _kernels
-from .base import DecodeResult, Decoder, register
+from .base import DecodeResult, Decoder, register, tree_result
 from .mst import check_scores, raise_for_status
 from .parts import Parts
 
@@ -66,3 +66,8 @@ class EisnerDecoder(Decoder):
         output = parts.from_heads(heads)
         return DecodeResult(output=output, heads=heads, value=float(scores @ output),
                             stats={"time_decode": elapsed})
+
+    def decode_arcs(self, S: np.ndarray) -> DecodeResult:
+        start = time.perf_counter()
+        heads = eisner(S, self.single_root)
+        return tree_result(S, heads, {"time_decode": time.perf_counter() - start})

@@ -72,9 +72,13 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds
 
+from .base import Budget
 from .parts import Parts, PartType
 
 FLOWS = ("multi", "single")
+COMMODITIES_AT_ONCE = 16
+"""Commodities of the multi-commodity flow whose rows are made between two checks of
+the time budget."""
 
 
 @dataclass(frozen=True)
@@ -155,7 +159,8 @@ class _Rows:
 
 
 def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
-                      single_root: bool = True, flow: str = "multi") -> Formulation:
+                      single_root: bool = True, flow: str = "multi",
+                      budget: Budget | None = None) -> Formulation:
     """The ILP of ``parts`` (module docstring) with objective ``scores`` (default 0).
 
     Parameters
@@ -169,7 +174,12 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
     flow:
         ``"multi"`` (default; its LP relaxation is tight for arc-factored scores) or
         ``"single"`` (O(|A|) flow variables instead of O(n |A|), looser relaxation).
+    budget:
+        A time budget, checked between the families of constraints (raising
+        :class:`~decoders.base.TimeLimitReached` with stage ``"build"`` when spent).
     """
+    budget = budget or Budget(None)
+    budget.check("build")
     if flow not in FLOWS:
         raise ValueError(f"flow must be one of {FLOWS}, not {flow!r}")
     n = parts.n
@@ -207,13 +217,15 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
         eq.add([1.0], np.zeros(root.size), root, 1.0)
 
     # connectivity by flows
+    budget.check("build")
     if flow == "multi":
-        _multi_commodity(eq, ub, n, ah, am, z, flow_start)
+        _multi_commodity(eq, ub, n, ah, am, z, flow_start, budget)
     else:
         _single_commodity(eq, ub, n, ah, am, z, flow_start)
 
     # linearized products
     for part_type in (PartType.GRANDPARENT, PartType.SIBLING):
+        budget.check("build")
         if _has(parts, part_type):
             rows = parts.block(part_type)
             h, m, x = parts.index[rows, 1], parts.index[rows, 2], parts.index[rows, 3]
@@ -232,6 +244,7 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
         else:
             _ancestry_from_tree(ub, anc_heads, anc_var, ah, am, z)
 
+    budget.check("build")
     c = np.zeros(n_vars)
     if scores is not None:
         c[:n_parts] = scores
@@ -256,23 +269,35 @@ def _has(parts: Parts, part_type: PartType) -> bool:
     return rows.stop > rows.start
 
 
-def _multi_commodity(eq: _Rows, ub: _Rows, n: int, ah, am, z, start: int) -> None:
-    """Root sends one unit of each commodity k, word j keeps it iff j == k, phi^k <= z."""
+def _multi_commodity(eq: _Rows, ub: _Rows, n: int, ah, am, z, start: int,
+                     budget: Budget) -> None:
+    """Root sends one unit of each commodity k, word j keeps it iff j == k, phi^k <= z.
+
+    The O(n |A|) rows are made :data:`COMMODITIES_AT_ONCE` commodities at a time, with
+    ``budget`` checked in between (on long sentences this is most of the build)."""
     n_arcs = ah.shape[0]
-    k = np.arange(n)[:, None]  # commodity k + 1
-    phi = start + k * n_arcs + np.arange(n_arcs)[None, :]  # (n, n_arcs)
     from_root = ah == 0
-    eq.add(np.ones(n), np.broadcast_to(k, phi.shape)[:, from_root], phi[:, from_root], 1.0)
-    # conservation row (j, k) -> (j - 1) * n + k: +phi into j, -phi out of j
-    rhs = np.eye(n).ravel()
-    into = (am[None, :] - 1) * n + k
-    out = (ah[None, :] - 1) * n + k
-    word = np.broadcast_to(~from_root, phi.shape)
-    eq.add(rhs, np.concatenate([into.ravel(), out[word]]),
-           np.concatenate([phi.ravel(), phi[word]]),
-           np.concatenate([np.ones(phi.size), -np.ones(int(word.sum()))]))
-    zz = np.broadcast_to(z[None, :], phi.shape)
-    ub.add_dense(np.zeros(phi.size), np.stack([phi.ravel(), zz.ravel()], axis=1), [1.0, -1.0])
+    word = ~from_root
+    into_rows, into_cols, out_rows, out_cols = [], [], [], []
+    for first in range(0, n, COMMODITIES_AT_ONCE):
+        budget.check("build")
+        k = np.arange(first, min(n, first + COMMODITIES_AT_ONCE))[:, None]  # commodity k + 1
+        phi = start + k * n_arcs + np.arange(n_arcs)[None, :]  # (commodities, n_arcs)
+        eq.add(np.ones(k.shape[0]), np.broadcast_to(k - first, phi.shape)[:, from_root],
+               phi[:, from_root], 1.0)
+        # conservation row (j, k) -> (j - 1) * n + k: +phi into j, -phi out of j
+        into_rows.append(((am[None, :] - 1) * n + k).ravel())
+        into_cols.append(phi.ravel())
+        out_rows.append(((ah[None, :] - 1) * n + k)[:, word].ravel())
+        out_cols.append(phi[:, word].ravel())
+        zz = np.broadcast_to(z[None, :], phi.shape)
+        ub.add_dense(np.zeros(phi.size), np.stack([phi.ravel(), zz.ravel()], axis=1),
+                     [1.0, -1.0])
+    budget.check("build")
+    into, out = np.concatenate(into_rows), np.concatenate(out_rows)
+    eq.add(np.eye(n).ravel(), np.concatenate([into, out]),
+           np.concatenate(into_cols + out_cols),
+           np.concatenate([np.ones(into.size), -np.ones(out.size)]))
 
 
 def _single_commodity(eq: _Rows, ub: _Rows, n: int, ah, am, z, start: int) -> None:

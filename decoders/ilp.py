@@ -12,10 +12,10 @@ import time
 import numpy as np
 from scipy.optimize import LinearConstraint, milp
 
-from .base import DecodeResult, Decoder, register
+from .base import Budget, DecodeResult, Decoder, TimeLimitReached, register
 from .formulation import FLOWS, Formulation, build_formulation
 from .lp import LPDecoder
-from .mst import round_to_tree
+from .mst import MSTDecoder, fallback_result, round_to_tree
 from .parts import Parts, PartType
 from .pulp_backend import solve_pulp
 
@@ -76,13 +76,17 @@ class ILPDecoder(Decoder):
         Solve the LP relaxation first (HiGHS, whatever ``solver``); False runs branch and
         bound on every sentence.
     time_limit:
-        Seconds of branch and bound per sentence, or None.
+        Seconds per sentence for all stages (building the programs, the LP first,
+        branch and bound), or None.
 
     Notes
     -----
-    Without a proven optimum (time limit) the decoder falls back to the LP relaxation
-    plus MST rounding, and returns whichever of that tree and the solver's incumbent (if
-    any) scores higher; ``stats["fallback"]`` is then True. The returned tree is always
+    When the time limit runs out the decoder falls back (``stats["fallback"]`` True,
+    ``stats["fallback_stage"]`` the stage: ``"build"``, ``"lp"`` or ``"ilp"``): before
+    the LP first is solved, to the maximum spanning tree under the arc scores; after it,
+    to its MST-rounded tree; in branch and bound, to whichever of that tree (or, without
+    the LP first, the maximum spanning tree) and the solver's incumbent (if any) scores
+    higher. The returned tree is always
     re-scored: ``output = parts.from_heads(heads)`` and ``value = scores @ output``.
     ``stats``: ``time_build`` (both programs), ``time_lp`` (the LP first, rounding
     included), ``time_ilp`` (all solving: the LP first and branch and bound),
@@ -98,6 +102,8 @@ class ILPDecoder(Decoder):
                  flow: str = "multi", branch_flow: str = "single", lp_first: bool = True,
                  time_limit: float | None = None) -> None:
         super().__init__(single_root=single_root)
+        if time_limit is not None and time_limit <= 0:
+            raise ValueError(f"time_limit must be positive, not {time_limit}")
         for value in (flow, branch_flow):
             if value not in FLOWS:
                 raise ValueError(f"flow must be one of {FLOWS}, not {value!r}")
@@ -110,27 +116,41 @@ class ILPDecoder(Decoder):
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
         stats = {"time_build": 0.0, "time_lp": 0.0, "time_ilp": 0.0, "branched": False,
                  "ilp_nodes": 0, "fallback": False}
+        budget = Budget(self.time_limit)
         relaxed = None
         if self.lp_first:
-            relaxed = self._relaxed(parts, scores, self.flow, stats)
+            relaxed = self._relaxed(parts, scores, self.flow, stats, budget)
+            if relaxed.stats["fallback"]:
+                stats.update(fallback=True, fallback_stage=relaxed.stats["fallback_stage"])
+                return self._result(parts, scores, relaxed.heads, stats)
             if relaxed.stats["integral"]:
                 return self._result(parts, scores, relaxed.heads, stats)
         start = time.perf_counter()
-        form = build_formulation(parts, scores, single_root=self.single_root,
-                                 flow=self.branch_flow)
+        try:
+            form = build_formulation(parts, scores, single_root=self.single_root,
+                                     flow=self.branch_flow, budget=budget)
+            budget.check("build")
+        except TimeLimitReached:
+            stats["time_build"] += time.perf_counter() - start
+            if relaxed is None:
+                return fallback_result(parts, scores, self.single_root, "build", stats)
+            stats.update(fallback=True, fallback_stage="build")
+            return self._result(parts, scores, relaxed.heads, stats)
         built = time.perf_counter()
         if self.solver.lower() == "highs":
-            x, optimal, nodes = solve_highs(form, self.time_limit)
+            x, optimal, nodes = solve_highs(form, budget.left())
         else:
-            solution = solve_pulp(form, self.solver, time_limit=self.time_limit)
+            solution = solve_pulp(form, self.solver, time_limit=budget.left())
             x, optimal, nodes = solution.x, solution.optimal, None
         stats["time_build"] += built - start
         stats["time_ilp"] += time.perf_counter() - built
         stats.update(branched=True, ilp_nodes=nodes, fallback=not optimal)
         heads = None if x is None else round_to_tree(parts, x[:form.n_parts], self.single_root)
         if not optimal:
-            if relaxed is None:
-                relaxed = self._relaxed(parts, scores, self.branch_flow, stats)
+            stats["fallback_stage"] = "ilp"
+            if relaxed is None:             # no time for an LP now: the arc scores' MST
+                relaxed = MSTDecoder(single_root=self.single_root).decode(parts, scores)
+                relaxed.stats.update(lp_value=None, rounded_value=relaxed.value)
             incumbent = None if heads is None else float(scores @ parts.from_heads(heads))
             stats.update(lp_value=relaxed.stats["lp_value"],
                          rounded_value=relaxed.stats["rounded_value"],
@@ -139,11 +159,13 @@ class ILPDecoder(Decoder):
                 heads = relaxed.heads
         return self._result(parts, scores, heads, stats)
 
-    def _relaxed(self, parts: Parts, scores: np.ndarray, flow: str, stats: dict
-                 ) -> DecodeResult:
-        """:class:`LPDecoder` on ``flow``; its times are added to ``stats``."""
-        relaxed = LPDecoder(single_root=self.single_root, flow=flow).decode(parts, scores)
-        solving = relaxed.stats["time_lp"] + relaxed.stats["time_round"]
+    def _relaxed(self, parts: Parts, scores: np.ndarray, flow: str, stats: dict,
+                 budget: Budget) -> DecodeResult:
+        """:class:`LPDecoder` on ``flow`` within what is left of ``budget``; its times
+        are added to ``stats``."""
+        relaxed = LPDecoder(single_root=self.single_root, flow=flow).decode_within(
+            parts, scores, budget)
+        solving = relaxed.stats.get("time_lp", 0.0) + relaxed.stats.get("time_round", 0.0)
         stats["time_build"] += relaxed.stats["time_build"]
         stats["time_lp"] += solving
         stats["time_ilp"] += solving

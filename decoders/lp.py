@@ -15,10 +15,10 @@ import time
 import numpy as np
 from scipy.optimize import linprog
 
-from .base import DecodeResult, Decoder, register
+from .base import Budget, DecodeResult, Decoder, TimeLimitReached, register
 from .formulation import FLOWS, Formulation, build_formulation
 from .local_search import local_search
-from .mst import round_to_tree
+from .mst import fallback_result, round_to_tree
 from .parts import Parts, PartType
 
 INTEGRALITY_TOL = 1e-6
@@ -40,15 +40,21 @@ def lp_method(parts: Parts) -> str:
     return "highs-ipm" if len(parts) - (arcs.stop - arcs.start) > IPM_ABOVE else "highs-ds"
 
 
-def solve_lp(form: Formulation, method: str = "highs-ds") -> tuple[np.ndarray, float]:
+def solve_lp(form: Formulation, method: str = "highs-ds", time_limit: float | None = None
+             ) -> tuple[np.ndarray, float]:
     """Optimal basic solution and value of the LP relaxation of ``form`` (maximized).
 
     ``method`` is ``"highs-ds"`` or ``"highs-ipm"``; both return a vertex and are
     deterministic. Raises ``ValueError`` when the LP is infeasible (the candidate arcs
-    hold no tree) or HiGHS fails.
+    hold no tree) or HiGHS fails, :class:`~decoders.base.TimeLimitReached` when HiGHS
+    stops at ``time_limit`` seconds.
     """
+    options = {} if time_limit is None else {"time_limit": float(time_limit)}
     res = linprog(-form.c, A_ub=form.A_ub, b_ub=form.b_ub, A_eq=form.A_eq, b_eq=form.b_eq,
-                  bounds=np.column_stack([form.bounds.lb, form.bounds.ub]), method=method)
+                  bounds=np.column_stack([form.bounds.lb, form.bounds.ub]), method=method,
+                  options=options)
+    if res.status == 1 and time_limit is not None:
+        raise TimeLimitReached("lp")
     if res.status != 0:
         raise ValueError(f"LP relaxation not solved: {res.message}")
     return res.x, -float(res.fun)
@@ -56,7 +62,7 @@ def solve_lp(form: Formulation, method: str = "highs-ds") -> tuple[np.ndarray, f
 
 def relaxed_decode(parts: Parts, scores: np.ndarray, form: Formulation, *,
                    single_root: bool, method: str = "auto",
-                   search: bool = True) -> DecodeResult:
+                   search: bool = True, budget: Budget | None = None) -> DecodeResult:
     """Solve the LP relaxation of ``form`` (whose objective is ``scores``) and round it.
 
     ``output`` is the LP solution over the parts (clipped to [0, 1]), ``value`` the LP
@@ -68,9 +74,15 @@ def relaxed_decode(parts: Parts, scores: np.ndarray, form: Formulation, *,
     to 89.50 dev UAS (the ILP: 89.64). With ``search``, that tree is then improved by
     :func:`~decoders.local_search.local_search` under every part's score (full-order
     en_ewt model, 6 epochs: 89.61 to 89.75, the ILP 89.82).
+
+    With a ``budget``, HiGHS stops when it is spent (raising
+    :class:`~decoders.base.TimeLimitReached`), and the local search is skipped when
+    nothing is left after the LP (the MST-rounded tree is returned).
     """
+    budget = budget or Budget(None)
+    budget.check("lp")
     start = time.perf_counter()
-    x, value = solve_lp(form, lp_method(parts) if method == "auto" else method)
+    x, value = solve_lp(form, lp_method(parts) if method == "auto" else method, budget.left())
     solved = time.perf_counter()
     output = np.clip(x[:form.n_parts], 0.0, 1.0)
     arc_rows = parts.block(PartType.ARC)
@@ -87,7 +99,7 @@ def relaxed_decode(parts: Parts, scores: np.ndarray, form: Formulation, *,
         if other_value > rounded_value:
             heads, rounded_value = other, other_value
     moves = 0
-    if fractional and search:
+    if fractional and search and budget.left() != 0.0:
         heads, rounded_value, moves = local_search(parts, scores, heads, single_root=single_root)
     stats = {"time_lp": solved - start, "time_round": time.perf_counter() - solved,
              "integral": fractional == 0, "fractional_arcs": fractional,
@@ -111,31 +123,53 @@ class LPDecoder(Decoder):
         Improve the rounded tree of a fractional solution by local search under all
         part scores (:mod:`decoders.local_search`); False rounds by MST alone, as in
         Martins, Smith, Xing (2009).
+    time_limit:
+        Seconds per sentence for all of it (building the LP, solving, rounding), or
+        None. When they run out before the LP is solved the result is the maximum
+        spanning tree under the arc scores (:func:`~decoders.mst.fallback_result`),
+        with ``stats["fallback"]`` True; when they run out after, the MST-rounded tree
+        without local search.
 
     Notes
     -----
     ``output`` is fractional in general and ``value`` (the LP optimum) upper-bounds the
     score of every tree; ``stats`` has ``time_build, time_lp, time_round, integral,
     fractional_arcs, lp_value, rounded_value`` (the score of ``heads``) and
-    ``search_moves`` (head changes made by the local search; in ``time_round``).
+    ``search_moves`` (head changes made by the local search; in ``time_round``),
+    ``fallback`` and, with a fallback, ``fallback_stage`` (``"build"`` or ``"lp"``).
     """
 
     part_types = frozenset(PartType)
 
     def __init__(self, *, single_root: bool = True, flow: str = "multi",
-                 method: str = "auto", search: bool = True) -> None:
+                 method: str = "auto", search: bool = True,
+                 time_limit: float | None = None) -> None:
         super().__init__(single_root=single_root)
         if flow not in FLOWS:
             raise ValueError(f"flow must be one of {FLOWS}, not {flow!r}")
+        if time_limit is not None and time_limit <= 0:
+            raise ValueError(f"time_limit must be positive, not {time_limit}")
         self.flow = flow
         self.method = method
         self.search = search
+        self.time_limit = time_limit
 
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
+        return self.decode_within(parts, scores, Budget(self.time_limit))
+
+    def decode_within(self, parts: Parts, scores: np.ndarray, budget: Budget
+                      ) -> DecodeResult:
+        """:meth:`decode` within ``budget`` (the :class:`ILPDecoder`'s, whose LP this is)."""
         start = time.perf_counter()
-        form = build_formulation(parts, scores, single_root=self.single_root, flow=self.flow)
-        built = time.perf_counter()
-        result = relaxed_decode(parts, scores, form, single_root=self.single_root,
-                                method=self.method, search=self.search)
+        try:
+            form = build_formulation(parts, scores, single_root=self.single_root,
+                                     flow=self.flow, budget=budget)
+            built = time.perf_counter()
+            result = relaxed_decode(parts, scores, form, single_root=self.single_root,
+                                    method=self.method, search=self.search, budget=budget)
+        except TimeLimitReached as stop:
+            return fallback_result(parts, scores, self.single_root, stop.stage,
+                                   {"time_build": time.perf_counter() - start})
         result.stats["time_build"] = built - start
+        result.stats["fallback"] = False
         return result

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from . import _kernels
-from .base import DecodeResult, Decoder, register
+from .base import DecodeResult, Decoder, register, tree_result
 from .parts import Parts
 
 
@@ -106,3 +106,18 @@ class MSTDecoder(Decoder):
         output = parts.from_heads(heads)
         return DecodeResult(output=output, heads=heads, value=float(scores @ output),
                             stats={"time_decode": elapsed})
+
+    def decode_arcs(self, S: np.ndarray) -> DecodeResult:
+        start = time.perf_counter()
+        heads = chu_liu_edmonds(S, self.single_root)
+        return tree_result(S, heads, {"time_decode": time.perf_counter() - start})
+
+
+def fallback_result(parts: Parts, scores: np.ndarray, single_root: bool, stage: str,
+                    stats: dict) -> DecodeResult:
+    """What a decoder whose time limit ran out in ``stage`` returns: the maximum spanning
+    tree under the arc scores (cheap and always a tree), with ``stats`` plus
+    ``fallback=True`` and ``fallback_stage``."""
+    result = MSTDecoder(single_root=single_root).decode(parts, scores)
+    result.stats = {**stats, "fallback": True, "fallback_stage": stage}
+    return result

@@ -71,6 +71,9 @@ MAX_ATOMS = 7
 COL_TID, COL_CONJOIN, COL_N_ATOMS, COL_BETWEEN, COL_ATOMS = 0, 1, 2, 3, 4
 TABLE_WIDTH = COL_ATOMS + 3 * MAX_ATOMS
 N_DISTANCE_BINS = 8
+N_LEN_BINS = 15
+MEMO_ENTRIES = 1 << 14
+"""Most memo entries of one template in :func:`arc_scores` (one row of weights each)."""
 
 SEED = np.uint64(0x243F6A8885A308D3)
 GROUP_SEED = np.uint64(0x13198A2E03707344)
@@ -195,6 +198,40 @@ def _group_hashes(padded, table, has):
 
 
 @njit(cache=True)
+def _lead_hashes(table, salt, lead, groups):
+    """``L[t, c]``: the hash of template t through its leading word group in column c
+    (columns as in :func:`_group_hashes`)."""
+    n_templates, n_cols = table.shape[0], groups.shape[2]
+    seed = mix(SEED, salt)
+    lead_hash = np.empty((n_templates, n_cols), dtype=np.uint64)
+    for t in range(n_templates):
+        tseed = mix(seed, table[t, COL_TID])
+        for q in range(n_cols):
+            lead_hash[t, q] = tseed if lead[t] < 0 else mix(tseed, groups[t, lead[t], q])
+    return lead_hash
+
+
+@njit(cache=True)
+def _word_hash(t, col, lead, lead_hash, rest, n_rest, groups):
+    """The hash of template t through its word groups, anchors at columns ``col``."""
+    la = lead[t]
+    hv = lead_hash[t, 0 if la < 0 else col[la]]
+    for i in range(n_rest[t]):
+        a = rest[t, i]
+        hv = mix(hv, groups[t, a, col[a]])
+    return hv
+
+
+@njit(cache=True)
+def _part_hash(t, afield, n_afield, values):
+    """The group hash of template t's part atoms, read from ``values``."""
+    ga = GROUP_SEED
+    for i in range(n_afield[t]):
+        ga = mix(ga, values[afield[t, i]])
+    return ga
+
+
+@njit(cache=True)
 def _layout(table, valency):
     """Per template t: ``has[t, A]``, whether it has an atom anchored at A; ``lead[t]``,
     its first word anchor among h, m, x (-1 if none); ``rest[t, :n_rest[t]]``, the word
@@ -312,15 +349,8 @@ def _features(ids, rows, table, salt, bits, valency):
     conjoin = table[:, COL_CONJOIN] != 0
     groups = _group_hashes(padded, table, has)
 
-    seed = mix(SEED, salt)
-    n_cols = padded.shape[1] + 1  # positions -1..n+1, then START
-    start_col = n_cols - 1
-    # lead_hash[t, c]: the hash through template t's leading word group in column c
-    lead_hash = np.empty((n_templates, n_cols), dtype=np.uint64)
-    for t in range(n_templates):
-        tseed = mix(seed, table[t, COL_TID])
-        for q in range(n_cols):
-            lead_hash[t, q] = tseed if lead[t] < 0 else mix(tseed, groups[t, lead[t], q])
+    lead_hash = _lead_hashes(table, salt, lead, groups)
+    start_col = lead_hash.shape[1] - 1
 
     size = 1
     for t in range(n_templates):
@@ -362,14 +392,8 @@ def _features(ids, rows, table, salt, bits, valency):
         conj = CONJ_BASE + N_DISTANCE_BINS * values[ARC_DIR] + values[ARC_DIST]
         k = indptr[r]
         for t in range(n_templates):
-            la = lead[t]
-            hv = lead_hash[t, 0 if la < 0 else col[la]]
-            for i in range(n_rest[t]):
-                a = rest[t, i]
-                hv = mix(hv, groups[t, a, col[a]])
-            ga = GROUP_SEED
-            for i in range(n_afield[t]):
-                ga = mix(ga, values[afield[t, i]])
+            hv = _word_hash(t, col, lead, lead_hash, rest, n_rest, groups)
+            ga = _part_hash(t, afield, n_afield, values)
             if bfield[t] < 0:
                 if has[t, ANCHOR_ARC]:
                     hv = mix(hv, ga)
@@ -396,9 +420,7 @@ def _features(ids, rows, table, salt, bits, valency):
                 hb = mix(hv, groups[t, ANCHOR_B, b + 1])
                 if bcount[t]:
                     values[ARC_BCOUNT] = min(counts[v], MAX_BCOUNT)
-                    ga = GROUP_SEED
-                    for i in range(n_afield[t]):
-                        ga = mix(ga, values[afield[t, i]])
+                    ga = _part_hash(t, afield, n_afield, values)
                 if has[t, ANCHOR_ARC]:
                     hb = mix(hb, ga)
                 out[k] = np.int32(hb & mask)
@@ -407,3 +429,276 @@ def _features(ids, rows, table, salt, bits, valency):
                     out[k] = np.int32(mix(hb, conj) & mask)
                     k += 1
     return indptr, out
+
+
+@njit(cache=True)
+def arc_scores(ids, table, salt, bits, W):
+    """Scores of every arc ``(h, m)``, features hashed and weighed in one pass.
+
+    ``scores[h, m] = max_l sum_f W[f, l]`` over the features f of arc (h, m) (those of
+    :func:`part_features` on the row ``(ARC, h, m, -1)``) and ``labels[h, m]`` the first
+    l reaching the maximum; with one column (``W`` of shape ``(2**bits, 1)``) that is the
+    arc's score ``F(x) w``. No feature row is kept: memory is O(n^2) for the outputs.
+
+    Work per arc is cut in two ways. (1) For each head the modifiers are visited
+    outwards from it, so the distinct in-between values (and their counts) grow by one
+    word per step: an arc costs O(distinct in-between values) per in-between template
+    instead of the O(|h - m|) of :func:`part_features` (O(n^3) over all arcs). (2) A
+    template that reads words at h only (or none), or at m only, and of the part atoms
+    at most ``arc.dir``, has the same features for every arc of a sweep (h and a side)
+    or for every arc into m from one side: its weights are summed once per sweep or per
+    (m, side), not per arc (the word templates of h, m and their neighbours, about two
+    thirds of the arc templates, would otherwise cost a random read of ``W`` each).
+    (3) Within a sweep, any other template without in-between atoms reads m only through
+    its m-anchored words and ``arc.dist`` / ``arc.len``: its sum is kept per class of
+    those (at most :data:`MEMO_ENTRIES` per template) and reused. (4) The sum of an
+    in-between template (of the part, reading ``arc.dir`` and ``arc.bcount`` only) over
+    the in-between values is kept per class of m's words too, and changes only when a
+    value enters or its count grows: at most one event per word of the sweep, which
+    each class applies when one of its m comes. An arc then costs O(1) amortized.
+    Diagonal and column 0 are ``-inf`` (not arcs).
+
+    Parameters
+    ----------
+    ids, table, salt, bits:
+        As in :func:`part_features`.
+    W : float64 (2**bits, L)
+        Weights of each feature for each of L outputs.
+
+    Returns
+    -------
+    scores : float64 (n + 1, n + 1), labels : int64 (n + 1, n + 1)
+    """
+    padded = _pad(ids)
+    n = ids.shape[1] - 1
+    n_templates = table.shape[0]
+    n_out = W.shape[1]
+    lay = _layout(table, False)
+    has, bfield, afield, n_afield, bcount = lay[0], lay[4], lay[5], lay[6], lay[7]
+    groups = _group_hashes(padded, table, has)
+    lead_hash = _lead_hashes(table, salt, lead=lay[1], groups=groups)
+    size = 1
+    for t in range(n_templates):
+        if bfield[t] >= 0:
+            for j in range(padded.shape[1]):
+                size = max(size, padded[bfield[t], j] + 1)
+    # per template: the distinct in-between values so far (a position of each), counts
+    seen = np.zeros((n_templates, size), dtype=np.int64)
+    distinct = np.zeros((n_templates, n + 1), dtype=np.int64)
+    n_distinct = np.zeros(n_templates, dtype=np.int64)
+    # where a template's features are summed: per arc, per sweep (h), per (m, side)
+    where = np.zeros(n_templates, dtype=np.int64)
+    for t in range(n_templates):
+        only_dir = bfield[t] < 0 and table[t, COL_CONJOIN] == 0 and not has[t, ANCHOR_X]
+        for i in range(n_afield[t]):
+            only_dir &= afield[t, i] == ARC_DIR
+        if only_dir and not has[t, ANCHOR_M]:
+            where[t] = 1
+        elif only_dir and not has[t, ANCHOR_H]:
+            where[t] = 2
+    # (3) per sweep, a template summed per arc, without in-between atoms, has the same
+    # features for every m with the same m-anchored words and arc.dist / arc.len: memo
+    cls = np.zeros((n_templates, n + 2), dtype=np.int64)   # m's class, by column m + 1
+    memo_at = np.full(n_templates, -1, dtype=np.int64)
+    n_parts = np.ones(n_templates, dtype=np.int64)
+    reads_dist = np.zeros(n_templates, dtype=np.bool_)
+    reads_len = np.zeros(n_templates, dtype=np.bool_)
+    # (4) an in-between template reading of the part only arc.dir and arc.bcount: its sum
+    # per class of m changes only when a value enters the in-between words or its count
+    # (capped) grows, at most once per word of the sweep: such events are logged, and a
+    # class applies those it has not seen yet when one of its m comes (``lazy``)
+    lazy = np.zeros(n_templates, dtype=np.bool_)
+    total = 0
+    for t in range(n_templates):
+        if where[t] != 0 or table[t, COL_CONJOIN] or has[t, ANCHOR_X]:
+            continue
+        other = False
+        for i in range(n_afield[t]):
+            reads_dist[t] |= afield[t, i] == ARC_DIST
+            reads_len[t] |= afield[t, i] == ARC_LEN
+            other |= afield[t, i] != ARC_DIR and afield[t, i] != ARC_BCOUNT
+        if bfield[t] >= 0 and other:
+            continue
+        lazy[t] = bfield[t] >= 0
+        n_parts[t] = (N_DISTANCE_BINS if reads_dist[t] else 1) * (N_LEN_BINS if reads_len[t]
+                                                                 else 1)
+        n_cls = _dense_ids(groups[t, ANCHOR_M, 1:n + 2], cls[t, 1:]) if has[t, ANCHOR_M] else 1
+        if n_cls * n_parts[t] <= MEMO_ENTRIES:
+            memo_at[t] = total
+            total += n_cls * n_parts[t]
+        else:
+            lazy[t] = False
+    memo = np.zeros((total, n_out))
+    stamp = np.zeros(total, dtype=np.int64)
+    synced = np.zeros(total, dtype=np.int64)
+    event_at = np.zeros((n_templates, n + 1), dtype=np.int64)   # a word of the value
+    event_old = np.zeros((n_templates, n + 1), dtype=np.int64)  # its count before
+    n_events = np.zeros(n_templates, dtype=np.int64)
+    sweep = 0
+
+    col = np.zeros(ANCHOR_B, dtype=np.int64)
+    values = np.zeros(N_ARC_FIELDS, dtype=np.int64)
+    by_m = np.zeros((2, n + 1, n_out))          # per (side, m): templates at m only
+    for side in range(2):
+        for m in range(1, n + 1):
+            values[ARC_DIR] = side
+            col[ANCHOR_M] = m + 1
+            for t in range(n_templates):
+                if where[t] == 2:
+                    _add_template(by_m[side, m], W, t, col, values, 0, table, lay, groups,
+                                  lead_hash, bits, padded, distinct, n_distinct, seen)
+
+    scores = np.full((n + 1, n + 1), -np.inf)
+    labels = np.zeros((n + 1, n + 1), dtype=np.int64)
+    acc = np.zeros(n_out)
+    by_h = np.zeros(n_out)
+    for h in range(n + 1):
+        for step in (1, -1):
+            for t in range(n_templates):
+                for i in range(n_distinct[t]):
+                    seen[t, padded[bfield[t], distinct[t, i] + 1]] = 0
+                n_distinct[t] = 0
+                n_events[t] = 0
+            side = 1 if step == 1 else 0
+            sweep += 1
+            col[ANCHOR_H] = h + 1
+            col[ANCHOR_X] = 0
+            values[ARC_DIR] = side
+            by_h[:] = 0.0
+            for t in range(n_templates):
+                if where[t] == 1:
+                    _add_template(by_h, W, t, col, values, 0, table, lay, groups, lead_hash,
+                                  bits, padded, distinct, n_distinct, seen)
+            m = h + step
+            while 1 <= m <= n:
+                part_values(h, m, -1, n, False, values)
+                col[ANCHOR_M] = m + 1
+                conj = CONJ_BASE + N_DISTANCE_BINS * values[ARC_DIR] + values[ARC_DIST]
+                for j in range(n_out):
+                    acc[j] = by_h[j] + by_m[side, m, j]
+                for t in range(n_templates):
+                    if where[t] != 0:
+                        continue
+                    if memo_at[t] < 0:
+                        _add_template(acc, W, t, col, values, conj, table, lay, groups,
+                                      lead_hash, bits, padded, distinct, n_distinct, seen)
+                        continue
+                    if lazy[t]:
+                        e = memo_at[t] + cls[t, m + 1]
+                        if stamp[e] != sweep:
+                            stamp[e] = sweep
+                            synced[e] = 0
+                            memo[e] = 0.0
+                        if synced[e] < n_events[t]:
+                            _apply_events(memo[e], W, t, col, values, lay, groups, lead_hash,
+                                          bits, event_at, event_old, synced[e], n_events[t])
+                            synced[e] = n_events[t]
+                        for j in range(n_out):
+                            acc[j] += memo[e, j]
+                        continue
+                    e = values[ARC_DIST] if reads_dist[t] else 0
+                    if reads_len[t]:
+                        e = e * N_LEN_BINS + values[ARC_LEN]
+                    e += memo_at[t] + cls[t, m + 1] * n_parts[t]
+                    if stamp[e] != sweep:
+                        stamp[e] = sweep
+                        memo[e] = 0.0
+                        _add_template(memo[e], W, t, col, values, conj, table, lay, groups,
+                                      lead_hash, bits, padded, distinct, n_distinct, seen)
+                    for j in range(n_out):
+                        acc[j] += memo[e, j]
+                best = 0
+                for j in range(1, n_out):
+                    if acc[j] > acc[best]:
+                        best = j
+                scores[h, m] = acc[best]
+                labels[h, m] = best
+                # word m is between h and the next modifier of this sweep
+                for t in range(n_templates):
+                    if bfield[t] >= 0:
+                        v = padded[bfield[t], m + 1]
+                        c = seen[t, v]
+                        if c == 0:
+                            distinct[t, n_distinct[t]] = m
+                            n_distinct[t] += 1
+                        seen[t, v] += 1
+                        if c == 0 or (bcount[t] and c < MAX_BCOUNT):
+                            event_at[t, n_events[t]] = m
+                            event_old[t, n_events[t]] = c
+                            n_events[t] += 1
+                m += step
+    return scores, labels
+
+
+@njit(cache=True)
+def _apply_events(acc, W, t, col, values, lay, groups, lead_hash, bits, event_at, event_old,
+                  first, stop):
+    """Add to ``acc`` the change of the features of in-between template t (anchors at
+    ``col``) made by events ``first..stop-1`` of :func:`arc_scores`: a value enters the
+    words between h and m (old count 0) or, for ``arc.bcount``, its count grows by one
+    (its old feature leaves, the new one enters)."""
+    has, lead, rest, n_rest, bfield, afield, n_afield, bcount = lay
+    mask = np.uint64((1 << bits) - 1)
+    hv = _word_hash(t, col, lead, lead_hash, rest, n_rest, groups)
+    for k in range(first, stop):
+        hb = mix(hv, groups[t, ANCHOR_B, event_at[t, k] + 1])
+        old = event_old[t, k]
+        if not has[t, ANCHOR_ARC]:
+            _add_row(acc, W, hb & mask)
+            continue
+        values[ARC_BCOUNT] = old + 1
+        _add_row(acc, W, mix(hb, _part_hash(t, afield, n_afield, values)) & mask)
+        if bcount[t] and old > 0:
+            values[ARC_BCOUNT] = old
+            index = mix(hb, _part_hash(t, afield, n_afield, values)) & mask
+            for j in range(acc.shape[0]):
+                acc[j] -= W[index, j]
+
+
+@njit(cache=True)
+def _dense_ids(values, out):
+    """``out[i]``: the rank of ``values[i]`` among the distinct values; their number."""
+    order = np.argsort(values)
+    k = -1
+    for i in range(order.shape[0]):
+        if i == 0 or values[order[i]] != values[order[i - 1]]:
+            k += 1
+        out[order[i]] = k
+    return k + 1
+
+
+@njit(cache=True, inline="always")
+def _add_template(acc, W, t, col, values, conj, table, lay, groups, lead_hash, bits,
+                  padded, distinct, n_distinct, seen):
+    """``acc += W[f]`` for the features f of template t on the part whose word columns
+    are ``col`` and part atoms ``values`` (:func:`arc_scores`; in-between values from
+    ``distinct`` and their counts from ``seen``)."""
+    has, lead, rest, n_rest, bfield, afield, n_afield, bcount = lay
+    mask = np.uint64((1 << bits) - 1)
+    conjoin = table[t, COL_CONJOIN] != 0
+    hv = _word_hash(t, col, lead, lead_hash, rest, n_rest, groups)
+    ga = _part_hash(t, afield, n_afield, values)
+    if bfield[t] < 0:
+        if has[t, ANCHOR_ARC]:
+            hv = mix(hv, ga)
+        _add_row(acc, W, hv & mask)
+        if conjoin:
+            _add_row(acc, W, mix(hv, conj) & mask)
+        return
+    for i in range(n_distinct[t]):
+        b = distinct[t, i]
+        hb = mix(hv, groups[t, ANCHOR_B, b + 1])
+        if has[t, ANCHOR_ARC]:
+            if bcount[t]:
+                values[ARC_BCOUNT] = min(seen[t, padded[bfield[t], b + 1]], MAX_BCOUNT)
+                ga = _part_hash(t, afield, n_afield, values)
+            hb = mix(hb, ga)
+        _add_row(acc, W, hb & mask)
+        if conjoin:
+            _add_row(acc, W, mix(hb, conj) & mask)
+
+
+@njit(cache=True)
+def _add_row(acc, W, index):
+    for j in range(acc.shape[0]):
+        acc[j] += W[index, j]

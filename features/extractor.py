@@ -149,6 +149,24 @@ class FeatureExtractor:
                                                    self.config.label_bits)
         return _csr(indptr, indices, self.n_label_features)
 
+    def arc_scores(self, encoded: EncodedSentence, weights: np.ndarray) -> np.ndarray:
+        """``(n + 1, n + 1)`` matrix of ``part_features(encoded, arc_parts(n)) @ weights``
+        (``-inf`` on the diagonal and in column 0), computed without the feature rows of
+        the ``n^2`` arcs (:func:`features._kernels.arc_scores`): O(n^2) memory."""
+        table = PART_TEMPLATES[PartType.ARC]
+        scores, _ = table.arc_scores(encoded.ids, self.config.templates, self.config.bits,
+                                     np.asarray(weights, dtype=np.float64).reshape(-1, 1))
+        return scores
+
+    def best_label_scores(self, encoded: EncodedSentence, label_weights: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray]:
+        """``(scores, labels)``, both ``(n + 1, n + 1)``: for every arc the best label id
+        under ``label_features(encoded, arcs) @ label_weights`` and its score, computed
+        without the feature rows of the ``n^2`` arcs."""
+        return LABEL_TEMPLATES.arc_scores(encoded.ids, self.config.templates,
+                                          self.config.label_bits,
+                                          np.ascontiguousarray(label_weights, dtype=np.float64))
+
     def to_json(self) -> dict:
         """``{"config": ..., "vocab": ...}``: plain JSON, no pickle."""
         return {"config": self.config.to_json(),

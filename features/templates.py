@@ -222,6 +222,12 @@ class PartTemplates:
         """``(indptr, indices)`` of the parts ``rows`` (``int64 (k, 4)`` index rows)."""
         return self.kernel(ids, rows, self.tables[template_set], self.salt, bits)
 
+    def arc_scores(self, ids: np.ndarray, template_set: str, bits: int,
+                   weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(scores, labels)`` of every arc of the sentence under ``weights``
+        (``(2**bits, L)``), without feature rows: :func:`features._kernels.arc_scores`."""
+        return K.arc_scores(ids, self.tables[template_set], self.salt, bits, weights)
+
 
 def with_direction(specs: list[str]) -> tuple[str, ...]:
     """Every template with ``arc.dir`` appended (``bias`` becomes ``arc.dir``)."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from polyparse.corpora.conllu_io import read_conllu, read_treebank, write_conllu
 from polyparse.corpora.errors import CorpusError
 from polyparse.corpora.files import atomic_write
+from polyparse.corpora.sentence import MAX_SENTENCE_WORDS
 
 from .model_file import ModelFileError
 
@@ -52,7 +53,8 @@ def _add_train(sub) -> None:
     p.add_argument("--solver", default=None, help="ILP solver: highs (default) or a pulp "
                    "solver (CBC, GLPK, GUROBI, CPLEX)")
     p.add_argument("--time-limit", type=float, default=None, metavar="S",
-                   help="ILP seconds per sentence; then LP+rounding is used and counted")
+                   help="lp/ilp seconds per sentence, all stages included; then a cheaper "
+                        "tree (MST, or the rounded LP) is used and counted")
     p.add_argument("--flow", choices=["multi", "single"], default=None,
                    help="commodity flow of the ILP/LP (default multi: the tighter LP)")
     p.add_argument("--max-heads", type=int, default=None,
@@ -104,15 +106,18 @@ def _train(args) -> None:
               batch=args.batch)
     if args.no_tagger and args.word_clusters:
         raise UsageError("--word-clusters are features of the tagger: drop --no-tagger")
+    decoder = args.decoder or ("mst" if args.order == "1" else "ilp")
+    decoder_options = _decoder_options(decoder, solver=args.solver,
+                                       time_limit=args.time_limit, flow=args.flow)
     batch = args.batch if args.batch is not None or args.jobs is None else args.jobs
     train = read_treebank(args.train, fmt=args.format, require_tree=True)
     dev = read_treebank(args.dev, fmt=args.format, require_tree=True) if args.dev else None
     config = TrainConfig(
-        trainer=args.trainer, decoder=args.decoder or ("mst" if args.order == "1" else "ilp"),
+        trainer=args.trainer, decoder=decoder,
         single_root=not args.multi_root, epochs=args.epochs, seed=args.seed,
         trainer_options=_given(lambda_=args.lambda_, eta=_eta(args.eta), jobs=args.jobs,
                                batch=batch),
-        decoder_options=_given(solver=args.solver, time_limit=args.time_limit, flow=args.flow),
+        decoder_options=decoder_options,
         features=_given(bits=args.bits, label_bits=args.label_bits),
         parts=dict(order=args.order, **_given(consecutive_siblings=args.consecutive_siblings
                                               or None)),
@@ -136,6 +141,28 @@ def _train(args) -> None:
 def _given(**options) -> dict:
     """The options that were given on the command line."""
     return {k: v for k, v in options.items() if v is not None}
+
+
+def _decoder_options(name: str, **given) -> dict:
+    """The decoder options given on the command line, checked against those decoder
+    ``name`` declares, before any long work starts."""
+    from polyparse.decoders import OptionError
+
+    from .pipeline import decoder_class
+
+    options = _given(**given)
+    try:
+        decoder_class(name).check_options(options)
+    except OptionError as error:
+        if not error.unknown:
+            raise UsageError(str(error)) from None
+        flags = ", ".join("--" + option.replace("_", "-") for option in error.unknown)
+        raise UsageError(f"decoder {name!r} does not take {flags}") from None
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if options.get("time_limit") is not None and options["time_limit"] <= 0:
+        raise UsageError(f"--time-limit must be positive, not {options['time_limit']}")
+    return options
 
 
 def _positive(**options) -> None:
@@ -179,6 +206,18 @@ def _add_parse(sub) -> None:
                         "(by default the given tags are kept)")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="parse on N processes (default 1); the output is the same")
+    p.add_argument("--decoder", default=None, metavar="D",
+                   help="decode with D (mst, eisner, lp, ilp) instead of the decoder the "
+                        "model was trained with; it must handle the model's parts (order 1: "
+                        "any; higher orders: lp or ilp)")
+    p.add_argument("--time-limit", type=float, default=None, metavar="S",
+                   help="lp/ilp: seconds per sentence for all of decoding (building the "
+                        "program, the LP, rounding, branch and bound); a sentence that runs "
+                        "out gets a cheaper tree (MST, or the rounded LP) and is counted")
+    p.add_argument("--max-words", type=int, default=MAX_SENTENCE_WORDS, metavar="N",
+                   help="raw text: cut a sentence longer than N words where the sentence "
+                        f"model likes it best (default {MAX_SENTENCE_WORDS}; 0: never), so "
+                        "that text without punctuation does not become one sentence")
     p.set_defaults(run=_parse)
 
 
@@ -188,21 +227,31 @@ def _parse(args) -> None:
     if args.text is not None and args.input:
         raise UsageError("give either --text or --input, not both")
     _positive(jobs=args.jobs)
+    if args.max_words < 0:
+        raise UsageError(f"--max-words must be at least 0, not {args.max_words}")
     fmt = _parse_format(args)
     if args.text is not None and fmt != "text":
         raise UsageError(f"--text is raw text; it cannot be read as {fmt}")
     parser = Parser.load(args.model)
+    if args.decoder is not None or args.time_limit is not None:
+        name = args.decoder or parser.config.decoder
+        options = _decoder_options(name, time_limit=args.time_limit)
+        try:
+            parser.use_decoder(name, **options)
+        except ValueError as error:
+            raise UsageError(f"{args.model}: {error}") from None
     try:
         if fmt == "text":
             parser.require("tokenizer", "parse raw text")    # before any input is read
             parser.require("tagger", "parse raw text")
             text = args.text if args.text is not None else _read_text(args.input)
-            parsed = parser.stream_text(text, jobs=args.jobs)
+            parsed = parser.stream_text(text, jobs=args.jobs, max_words=args.max_words or None)
         else:
             if args.retag:
                 parser.require("tagger", "tag words (--retag)")
             sentences = read_conllu(args.input if args.input else sys.stdin.buffer, fmt=fmt)
             parsed = parser.parse(sentences, retag=args.retag, jobs=args.jobs)
+        parsed = _progress(parsed)
         if args.output:
             with atomic_write(args.output) as out:
                 write_conllu(parsed, out)
@@ -210,6 +259,32 @@ def _parse(args) -> None:
             write_conllu(parsed, sys.stdout)
     except MissingComponentError as error:
         raise UsageError(str(error)) from None
+    if parser.fallbacks:
+        log.warning("%d sentence(s) ran out of the decoder's time limit and fell back to a "
+                    "cheaper tree (MST or the rounded LP)", parser.fallbacks)
+
+
+PROGRESS_EVERY = 1000
+"""Sentences between two progress lines when standard error is not a terminal."""
+
+
+def _progress(sentences):
+    """``sentences`` passed through, with progress on standard error: a tqdm bar on a
+    terminal, else a log line every :data:`PROGRESS_EVERY` sentences (and none for
+    less)."""
+    if sys.stderr.isatty() and log.isEnabledFor(logging.INFO):
+        from tqdm import tqdm
+
+        yield from tqdm(sentences, unit=" sentences", file=sys.stderr, leave=False)
+        return
+    words = 0
+    start = time.perf_counter()
+    for count, sentence in enumerate(sentences, 1):
+        words += len(sentence)
+        yield sentence
+        if count % PROGRESS_EVERY == 0:
+            log.info("parsed %d sentences (%d words) in %.0f s", count, words,
+                     time.perf_counter() - start)
 
 
 def _parse_format(args) -> str:
@@ -301,9 +376,12 @@ def _add_gap(sub) -> None:
                     "search) and with the exact ILP under the model's scores. Writes one JSON "
                     "line per sentence (sent_id, n, lp_value, ilp_value, rounded_value, "
                     "search_moves, gap, integral, fractional_arcs, time_build, time_lp, "
-                    "time_round, time_ilp, ilp_nodes, fallback, and the number of correct "
-                    "heads when the input has gold heads), then a summary by sentence "
-                    "length.")
+                    "time_round, time_ilp, ilp_nodes, fallback, fallback_stage, and the "
+                    "number of correct heads when the input has gold heads), then a summary "
+                    "by sentence length. With --time-limit, a decoder that runs out falls "
+                    "back to a cheaper tree: fallback is true, fallback_stage says which "
+                    "decoder and stage (e.g. lp:build, ilp:ilp), and an LP that ran out has "
+                    "no lp_value and no gap.")
     p.add_argument("--model", required=True, metavar="M", help="model file (.npz)")
     p.add_argument("--input", required=True, metavar="FILE", help="CoNLL-U sentences")
     p.add_argument("--jsonl", metavar="OUT", help="JSON lines file (default: standard output; "
@@ -312,7 +390,9 @@ def _add_gap(sub) -> None:
                    "LP and ILP time against length (needs matplotlib)")
     p.add_argument("--solver", default="highs", help="ILP solver (default highs)")
     p.add_argument("--time-limit", type=float, default=None, metavar="S",
-                   help="ILP seconds per sentence")
+                   help="seconds per sentence for each decoder, all stages included "
+                        "(building, LP, rounding, branch and bound); one that runs out "
+                        "falls back to a cheaper tree and the record says fallback")
     p.add_argument("--flow", choices=["multi", "single"], default="multi")
     p.add_argument("--no-search", action="store_true",
                    help="round fractional LP solutions by MST alone, without the local "
@@ -326,7 +406,10 @@ def _gap(args) -> None:
 
     parser = Parser.load(args.model)
     single_root = parser.config.single_root
-    lp = make_decoder("lp", single_root, flow=args.flow, search=not args.no_search)
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise UsageError(f"--time-limit must be positive, not {args.time_limit}")
+    lp = make_decoder("lp", single_root, flow=args.flow, search=not args.no_search,
+                      time_limit=args.time_limit)
     ilp = make_decoder("ilp", single_root, solver=args.solver, time_limit=args.time_limit,
                        flow=args.flow)
     records = []
@@ -335,8 +418,12 @@ def _gap(args) -> None:
             records.append(record)
             out.write(json.dumps(record) + "\n")
             out.flush()
-    print(gap.format_summary(gap.summarize(records)),
-          file=sys.stdout if args.jsonl else sys.stderr)
+    summary_file = sys.stdout if args.jsonl else sys.stderr
+    print(gap.format_summary(gap.summarize(records)), file=summary_file)
+    fallbacks = sum(r["fallback"] for r in records)
+    if fallbacks:
+        print(f"{fallbacks} of {len(records)} sentence(s) fell back at the time limit",
+              file=summary_file)
     if args.plot:
         try:
             gap.plot(records, args.plot)

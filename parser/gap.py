@@ -31,20 +31,28 @@ def measure(model: LinearModel, sentences: Iterable[Sentence], lp: Decoder,
         example = model.example(sentence)
         scores = model.scores(example).parts
         time_features = time.perf_counter() - start
+        start = time.perf_counter()
         relaxed = lp.decode(example.parts, scores)
+        time_relaxed = time.perf_counter() - start
         exact = ilp.decode(example.parts, scores)
+        lp_out = relaxed.stats["fallback"]      # no LP optimum: no gap to report
+        stages = [f"{name}:{result.stats['fallback_stage']}"
+                  for name, result in (("lp", relaxed), ("ilp", exact))
+                  if result.stats["fallback"]]
         record = {
             "sent_id": sentence.sent_id or str(index), "n": len(sentence),
-            "lp_value": relaxed.value, "ilp_value": exact.value,
-            "rounded_value": relaxed.stats["rounded_value"],
-            "search_moves": relaxed.stats["search_moves"],
-            "gap": relaxed.value - exact.value,
-            "integral": bool(relaxed.stats["integral"]),
-            "fractional_arcs": int(relaxed.stats["fractional_arcs"]),
+            "lp_value": None if lp_out else relaxed.value, "ilp_value": exact.value,
+            "rounded_value": relaxed.value if lp_out else relaxed.stats["rounded_value"],
+            "search_moves": 0 if lp_out else relaxed.stats["search_moves"],
+            "gap": None if lp_out else relaxed.value - exact.value,
+            "integral": False if lp_out else bool(relaxed.stats["integral"]),
+            "fractional_arcs": None if lp_out else int(relaxed.stats["fractional_arcs"]),
             "time_features": time_features,
-            "time_build": relaxed.stats["time_build"], "time_lp": relaxed.stats["time_lp"],
-            "time_round": relaxed.stats["time_round"], "time_ilp": exact.stats["time_ilp"],
-            "ilp_nodes": exact.stats["ilp_nodes"], "fallback": bool(exact.stats["fallback"]),
+            "time_build": relaxed.stats["time_build"],
+            "time_lp": relaxed.stats.get("time_lp", time_relaxed - relaxed.stats["time_build"]),
+            "time_round": relaxed.stats.get("time_round", 0.0),
+            "time_ilp": exact.stats["time_ilp"], "ilp_nodes": exact.stats["ilp_nodes"],
+            "fallback": bool(stages), "fallback_stage": ",".join(stages) or None,
         }
         if sentence.has_tree():
             gold = sentence.heads[1:]
@@ -56,9 +64,9 @@ def measure(model: LinearModel, sentences: Iterable[Sentence], lp: Decoder,
 def relative_gap(record: dict) -> float | None:
     """The relaxation gap relative to the ILP value, ``(lp_value - ilp_value) /
     |ilp_value|`` (``docs/algorithms.md`` section 3 defines the absolute gap), or None
-    when the ILP value is 0 and the ratio is undefined."""
+    when the ILP value is 0 and the ratio is undefined, or the LP ran out of time."""
     ilp = abs(record["ilp_value"])
-    return record["gap"] / ilp if ilp > 0 else None
+    return record["gap"] / ilp if ilp > 0 and record["gap"] is not None else None
 
 
 def summarize(records: list[dict]) -> list[dict]:
@@ -76,7 +84,8 @@ def summarize(records: list[dict]) -> list[dict]:
         relative = [g for g in map(relative_gap, group) if g is not None]
         row = {"length": name, "sentences": len(group),
                "integral": 100.0 * np.mean([r["integral"] for r in group]),
-               "mean_gap": float(np.mean([r["gap"] for r in group])),
+               "mean_gap": float(np.mean([r["gap"] for r in group if r["gap"] is not None]
+                                         or [np.nan])),
                "mean_relative_gap": 100.0 * float(np.mean(relative)) if relative else None,
                "fallbacks": sum(r["fallback"] for r in group)}
         for key in ("time_lp", "time_ilp"):

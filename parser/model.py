@@ -149,6 +149,38 @@ class LinearModel:
         part_scores[example.parts.block(PartType.ARC)] += label_scores[np.arange(best.size), best]
         return Scores(part_scores, best, label_scores, gold)
 
+    @property
+    def arc_factored(self) -> bool:
+        """Whether the model scores arcs only (order 1): then :meth:`arc_scores` gives
+        all its scores."""
+        return str(self.part_options.get("order", "1")) == "1"
+
+    def arc_scores(self, sentence: Sentence, v: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """``(S, labels)``, both ``(n + 1, n + 1)``: ``S[h, m]`` the score of arc h -> m
+        with its best label folded in (as :meth:`scores` does for an ARC row), ``-inf``
+        for what is not a candidate arc (the diagonal, column 0, pruned arcs), and
+        ``labels[h, m]`` that label's id.
+
+        The features of the ``n^2`` arcs are hashed and weighed in one pass and never
+        stored (:meth:`FeatureExtractor.arc_scores`): memory O(n^2), time O(n^2) times
+        the templates, where :meth:`example` then :meth:`scores` hold every arc's feature
+        row and pay O(|h - m|) per in-between template (O(n^3)).
+        """
+        if v is None:
+            v = self.weights
+        encoded = self.extractor.encode(sentence)
+        S = self.extractor.arc_scores(encoded, v[:self.part_dim])
+        label_matrix = v[self.part_dim:].reshape(self.label_dim, len(self.labels))
+        best, labels = self.extractor.best_label_scores(encoded, label_matrix)
+        S += best
+        arcs = self.candidate_arcs(sentence)
+        if arcs is not None:
+            keep = np.zeros(S.shape, dtype=bool)
+            keep[arcs[:, 0], arcs[:, 1]] = True
+            S[~keep] = -np.inf
+        return S, labels
+
     # -- feature differences ----------------------------------------------------------
 
     def feature_difference(self, example: Example, output: np.ndarray,

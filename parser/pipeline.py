@@ -25,7 +25,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from polyparse.corpora.sentence import Sentence
+from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, ROOT, Sentence
 from polyparse.corpora.tokenizer import Tokenizer
 from polyparse.corpora.word_clusters import read_word_clusters
 from polyparse.decoders import DECODERS, Decoder
@@ -96,10 +96,20 @@ class TrainConfig:
         return self.tagger is None if self.lemmas is None else self.lemmas
 
 
-def make_decoder(name: str, single_root: bool, **options) -> Decoder:
+def decoder_class(name: str) -> type[Decoder]:
+    """The registered decoder ``name``; ``ValueError`` naming the choices if none."""
     if name not in DECODERS:
         raise ValueError(f"unknown decoder {name!r}; choose from {', '.join(sorted(DECODERS))}")
-    return DECODERS[name](single_root=single_root, **options)
+    return DECODERS[name]
+
+
+def make_decoder(name: str, single_root: bool, **options) -> Decoder:
+    """Decoder ``name`` with ``options``, checked against the options it declares
+    (:meth:`Decoder.check_options`: an :class:`~decoders.base.OptionError` for one it
+    does not take or a value of the wrong type)."""
+    cls = decoder_class(name)
+    cls.check_options(options)
+    return cls(single_root=single_root, **options)
 
 
 def config_decoder(config: TrainConfig) -> Decoder:
@@ -170,6 +180,12 @@ class Parser:
         :class:`~parser.tagging.Tagger` or None (trained on gold tags).
     path:
         The file the parser was loaded from (None if trained in this process).
+    decoder:
+        The decoder it parses with: the one it was trained with, or the one set by
+        :meth:`use_decoder`.
+    fallbacks:
+        Sentences whose decoder ran out of its time limit and fell back to a cheaper
+        tree (``stats["fallback"]``), counted as sentences are parsed.
     """
 
     def __init__(self, model: LinearModel, config: TrainConfig,
@@ -182,6 +198,20 @@ class Parser:
         self.tagger = tagger
         self.path: Path | None = None
         self.decoder = config_decoder(config)
+        self.fallbacks = 0
+
+    def use_decoder(self, name: str | None = None, **options) -> None:
+        """Parse with decoder ``name`` (default: the one the model was trained with) and
+        ``options``; for the training decoder they are added to its training options.
+
+        Raises ``ValueError`` for an unknown decoder, one that cannot decode the
+        model's part types (e.g. ``mst`` for an order-2 model), or options it does not
+        take (:class:`~decoders.base.OptionError`).
+        """
+        name = name or self.config.decoder
+        base = self.config.decoder_options if name == self.config.decoder else {}
+        self.decoder = config_decoder(replace(self.config, decoder=name,
+                                              decoder_options={**base, **options}))
 
     # -- training -------------------------------------------------------------------
 
@@ -273,10 +303,18 @@ class Parser:
         if len(sentence) == 0:
             return sentence
         seen = sentence if self.config.uses_lemmas else _without_lemmas(sentence)
-        example = self.model.example(seen)
-        result, labels = predict(self.model, example, self.decoder)
-        return sentence.with_tree(result.heads,
-                                  self.model.label_names(result.heads, example, labels))
+        if self.model.arc_factored:
+            # O(n^2) memory: no feature rows and no part index for the n^2 arcs
+            S, labels = self.model.arc_scores(seen)
+            result = self.decoder.decode_arcs(S)
+            label_ids = labels[result.heads[1:], np.arange(1, len(sentence) + 1)]
+            names = [ROOT] + [self.model.labels[i] for i in label_ids]
+        else:
+            example = self.model.example(seen)
+            result, labels = predict(self.model, example, self.decoder)
+            names = self.model.label_names(result.heads, example, labels)
+        self.fallbacks += bool(result.stats.get("fallback"))
+        return sentence.with_tree(result.heads, names)
 
     def parse(self, sentences: Iterable[Sentence], *, retag: bool = False,
               jobs: int = 1) -> Iterator[Sentence]:
@@ -308,29 +346,37 @@ class Parser:
         self.require("tagger", "tag words")
         return self.tagger.tag(list(sentences))
 
-    def tokenize(self, text: str, *, id_prefix: str = "") -> list[Sentence]:
+    def tokenize(self, text: str, *, id_prefix: str = "",
+                 max_words: int | None = MAX_SENTENCE_WORDS) -> list[Sentence]:
         """``text`` cut into sentences of words (``# sent_id = {id_prefix}{k}``,
-        ``# text``, multiword-token lines, ``SpaceAfter=No``), not yet tagged."""
+        ``# text``, multiword-token lines, ``SpaceAfter=No``), not yet tagged; a sentence
+        longer than ``max_words`` words is cut (:meth:`Tokenizer.tokenize`; None: never)."""
         self.require("tokenizer", "parse raw text")
-        return self.tokenizer.to_sentences(text, id_prefix=id_prefix)
+        return self.tokenizer.to_sentences(text, id_prefix=id_prefix, max_words=max_words)
 
-    def parse_text(self, text: str, *, id_prefix: str = "", jobs: int = 1) -> list[Sentence]:
+    def parse_text(self, text: str, *, id_prefix: str = "", jobs: int = 1,
+                   max_words: int | None = MAX_SENTENCE_WORDS) -> list[Sentence]:
         """Tokenize, tag and parse raw ``text``: a list of sentences ready for
-        :meth:`~corpora.sentence.Sentence.to_text`.
+        :meth:`~corpora.sentence.Sentence.to_text`. A sentence longer than ``max_words``
+        words (default :data:`~corpora.sentence.MAX_SENTENCE_WORDS`, 300) is cut where
+        the sentence model sees the likeliest end (:meth:`Tokenizer.tokenize`; None:
+        never), so that text without punctuation is not parsed as one sentence.
 
         Raises :class:`MissingComponentError` if the model has no tokenizer or tagger.
         """
-        return list(self.stream_text(text, id_prefix=id_prefix, jobs=jobs))
+        return list(self.stream_text(text, id_prefix=id_prefix, jobs=jobs,
+                                     max_words=max_words))
 
-    def stream_text(self, text: str, *, id_prefix: str = "", jobs: int = 1
-                    ) -> Iterator[Sentence]:
+    def stream_text(self, text: str, *, id_prefix: str = "", jobs: int = 1,
+                    max_words: int | None = MAX_SENTENCE_WORDS) -> Iterator[Sentence]:
         """:meth:`parse_text`, lazily. Tokenizing starts when the first sentence is asked
         for and hands out sentences as it builds them
         (:meth:`~corpora.tokenizer.Tokenizer.iter_sentences`), so that with ``jobs > 1``
         the worker processes start, warm up and parse while this process tokenizes."""
         self.require("tokenizer", "parse raw text")
         self.require("tagger", "parse raw text")
-        return self.parse(self.tokenizer.iter_sentences(text, id_prefix=id_prefix),
+        return self.parse(self.tokenizer.iter_sentences(text, id_prefix=id_prefix,
+                                                        max_words=max_words),
                           retag=True, jobs=jobs)
 
     def parse_tokens(self, sentences: Iterable[Sequence[str]]) -> list[Sentence]:
@@ -384,9 +430,15 @@ class Parser:
             for chunk in chunks:
                 pending.append(pool.apply_async(_parse_in_worker, (chunk, retag)))
                 if len(pending) >= 2 * jobs:
-                    yield from pending.popleft().get()
+                    yield from self._collect(pending.popleft().get())
             while pending:
-                yield from pending.popleft().get()
+                yield from self._collect(pending.popleft().get())
+
+    def _collect(self, done: tuple[list[Sentence], int]) -> list[Sentence]:
+        """A worker's parsed chunk; its fallbacks are added to :attr:`fallbacks`."""
+        parsed, fallbacks = done
+        self.fallbacks += fallbacks
+        return parsed
 
     # -- files ----------------------------------------------------------------------
 
@@ -461,8 +513,10 @@ def _init_worker(path: str | None) -> None:
     _WORKER._parse_chunk([Sentence.from_words(["Go", "."])], _WORKER.tagger is not None)
 
 
-def _parse_in_worker(chunk: list[Sentence], retag: bool) -> list[Sentence]:
-    return _WORKER._parse_chunk(chunk, retag)
+def _parse_in_worker(chunk: list[Sentence], retag: bool) -> tuple[list[Sentence], int]:
+    before = _WORKER.fallbacks
+    parsed = _WORKER._parse_chunk(chunk, retag)
+    return parsed, _WORKER.fallbacks - before
 
 
 # -- helpers ---------------------------------------------------------------------------

@@ -38,10 +38,8 @@ class Pruner:
 
     def candidate_arcs(self, sentence: Sentence) -> np.ndarray:
         """``int64 (k, 2)`` kept arcs ``(h, m)`` of ``sentence``."""
-        example = self.model.example(sentence)
-        scores = self.model.scores(example).parts
-        S = example.parts.arc_matrix(scores / self.temperature)
-        return prune_arcs(S, self.single_root, threshold=self.threshold,
+        S, _ = self.model.arc_scores(sentence)
+        return prune_arcs(S / self.temperature, self.single_root, threshold=self.threshold,
                           max_heads=self.max_heads)
 
     def oracle(self, sentences: Iterable[Sentence]) -> dict:

@@ -193,19 +193,22 @@ def test_integral_lp_skips_branch_and_bound():
 
 
 @pytest.mark.parametrize("lp_first", [True, False])
-def test_time_limit_falls_back_to_lp_rounding(lp_first):
+def test_time_limit_falls_back_to_a_tree(lp_first):
+    """The limit bounds every stage (here the LP first or the build runs out): the
+    result is a valid, re-scored tree, and the fallback is said, with its stage."""
     rng = np.random.default_rng(8)
     n = 14
     parts = build_parts(n, order="full")
     scores = random_scores(parts, rng)
     result = ILPDecoder(single_root=True, time_limit=0.05, lp_first=lp_first).decode(
         parts, scores)
-    assert result.stats["branched"] and result.stats["fallback"]
+    assert result.stats["fallback"]
+    assert result.stats["fallback_stage"] in ("build", "lp", "ilp")
     assert_valid_tree(result.heads, n, True)
     np.testing.assert_array_equal(result.output, parts.from_heads(result.heads))
     assert result.value == pytest.approx(scores @ result.output)
-    assert result.value >= result.stats["rounded_value"] - 1e-9
-    assert result.stats["lp_value"] >= result.value - 1e-6
+    if result.stats["fallback_stage"] == "ilp":
+        assert result.value >= result.stats["rounded_value"] - 1e-9
 
 
 def test_no_tree_in_candidate_arcs_raises():
