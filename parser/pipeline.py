@@ -224,8 +224,11 @@ class Parser:
                 log.info("tagger: dev UPOS accuracy %.2f", _upos_accuracy(dev, parser_dev))
         if not config.uses_lemmas:
             parser_train = [_without_lemmas(s) for s in parser_train]
-        extractor = FeatureExtractor(FeatureConfig.from_json(config.features)).fit(parser_train)
+        extractor = FeatureExtractor(FeatureConfig.from_json(config.features)).fit(
+            parser_train, parts=config.parts)
         config.features = extractor.config.to_json()
+        log.info("features: 2**%d part features, 2**%d label features",
+                 extractor.config.bits, extractor.config.label_bits)
         labels = sorted({label for s in train for label in s.deprels[1:]})
         pruner = cls._train_pruner(extractor, labels, parser_train, config, parser_dev,
                                    progress) if config.pruned else None
