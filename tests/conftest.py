@@ -1,5 +1,6 @@
 """Shared fixtures: the sample treebank and a parser trained on it once per session."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,8 @@ from polyparse.corpora.conllu_io import read_treebank
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "corpora" / "sample"
-UD = REPO.parent / "shared" / "ud"
+UD = Path(os.environ.get("POLYPARSE_UD") or REPO.parent / "shared" / "ud")
+"""The shared UD treebanks: ``$POLYPARSE_UD``, else ``shared/ud`` next to the repository."""
 
 
 @pytest.fixture(scope="session")

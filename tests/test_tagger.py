@@ -27,7 +27,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarn
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "corpora" / "sample"
-UD = Path(__file__).resolve().parents[2] / "shared" / "ud"
+from conftest import UD  # noqa: E402  (the shared treebanks, $POLYPARSE_UD)
 JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") != "1"
 
 # ---------------------------------------------------------------------------------------
