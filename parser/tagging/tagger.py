@@ -393,10 +393,10 @@ class Tagger:
 
 
 def _averaged(weights: np.ndarray, weights_sum: np.ndarray, step: int) -> np.ndarray:
-    """``weights - weights_sum / step`` as float32, computed in ``weights_sum``'s place."""
-    weights_sum /= -step
-    weights_sum += weights
-    return weights_sum.astype(np.float32)
+    """``weights - weights_sum / step``, computed in float64 and rounded once into the
+    float32 ``weights``, in place (no temporary copy of a layer)."""
+    weights_sum /= step
+    return np.subtract(weights, weights_sum, out=weights, casting="same_kind")
 
 
 def jackknife(sentences: Sequence[Sentence], k: int = 10, *, epochs: int = 8, seed: int = 0,
@@ -416,9 +416,11 @@ def jackknife(sentences: Sequence[Sentence], k: int = 10, *, epochs: int = 8, se
         held_out = np.zeros(len(sentences), dtype=bool)
         held_out[fold] = True
         train = [s for s, h in zip(sentences, held_out) if not h]
-        tagger = Tagger(**params).fit(train, epochs=epochs, seed=seed)
-        for i, tagged in zip(fold.tolist(), tagger.tag([sentences[i] for i in fold])):
-            out[i] = tagged
+        # The fold's tagger is a temporary: gone before the next one is trained.
+        tagged = Tagger(**params).fit(train, epochs=epochs, seed=seed).tag(
+            [sentences[i] for i in fold])
+        for i, sentence in zip(fold.tolist(), tagged):
+            out[i] = sentence
         log.info("jackknife: fold %d of %d tagged", j + 1, k)
     return out
 
