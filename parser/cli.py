@@ -72,7 +72,7 @@ def _add_train(sub) -> None:
                         "the training data, 8 slots per distinct gold feature, at most 24)")
     p.add_argument("--label-bits", type=int, default=None,
                    help="log2 of the number of hashed label features (default: sized from "
-                        "the training data, 2 slots per distinct feature, at most 20)")
+                        "the training data, a slot per distinct feature, at most 20)")
     p.add_argument("--format", choices=["auto", "conllu", "conllx"], default="auto",
                    help="input format (default: from the file suffix)")
     p.add_argument("--no-tagger", action="store_true",
