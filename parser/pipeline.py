@@ -214,9 +214,10 @@ class Parser:
                      sum(s.text is not None for s in train))
         parser_train, parser_dev = list(train), list(dev) if dev else None
         if config.tagger is not None:
-            tagger = Tagger(**tagger_options).fit(train, epochs=epochs, seed=config.seed)
+            # Jackknifing first: its taggers are gone before the kept one is trained.
             parser_train = jackknife(train, config.jackknife, epochs=epochs, seed=config.seed,
                                      **tagger_options)
+            tagger = Tagger(**tagger_options).fit(train, epochs=epochs, seed=config.seed)
             log.info("tagger: training tags jackknifed in %d folds, UPOS accuracy %.2f",
                      config.jackknife, _upos_accuracy(train, parser_train))
             if dev:
