@@ -1,4 +1,4 @@
-"""Numba kernels of the parser's weight vector: sparse scaled updates, lazy averaging.
+"""Numba kernels of the parser's weight vector: sparse scaled updates and their average.
 
 Pure functions over numpy arrays (style.md); :mod:`parser.weights` wraps them.
 """
@@ -11,50 +11,38 @@ import numpy as np
 
 
 @numba.njit(cache=True)
-def sparse_add(v, acc, last, indices, values, step, scale, total_scale):
+def sparse_add(v, acc, indices, values, step, scale, total_scale):
     """``w += step * delta`` for a sparse ``delta``, where ``w = scale * v``.
 
-    Before coordinate i changes, the running sum of the iterates is brought up to date:
-    ``acc[i] += v[i] * (total_scale - last[i])`` (lazy averaging; ``total_scale`` is the
-    sum of the scale factors of all iterates so far). Duplicated indices add up.
-    Returns the change of ``||v||^2``.
+    ``acc`` keeps ``sum of the iterates = total_scale * v - acc`` true (``total_scale``
+    is the sum of the scales of the finished iterates, ``parser.weights``): a change
+    ``d`` of ``v[i]`` adds ``total_scale * d`` to ``acc[i]``. Duplicated indices add
+    up. Returns the change of ``||v||^2``.
     """
     dsq = 0.0
     coef = step / scale
     for j in range(indices.shape[0]):
         i = indices[j]
-        if last[i] != total_scale:
-            acc[i] += v[i] * (total_scale - last[i])
-            last[i] = total_scale
+        d = coef * values[j]
         old = v[i]
-        new = old + coef * values[j]
+        new = old + d
         v[i] = new
+        acc[i] += total_scale * d
         dsq += new * new - old * old
     return dsq
 
 
 @numba.njit(cache=True)
-def sparse_dot(v, indices, values):
-    """``v[indices] @ values``."""
-    out = 0.0
-    for j in range(indices.shape[0]):
-        out += v[indices[j]] * values[j]
-    return out
-
-
-@numba.njit(cache=True, parallel=False)
-def averaged(v, acc, last, total_scale, count):
-    """The average of all iterates, ``(acc + v * (total_scale - last)) / count``."""
-    out = np.empty(v.shape[0], dtype=np.float64)
+def averaged(v, acc, total_scale, count, out):
+    """The average of all iterates, ``(total_scale * v - acc) / count``, into ``out``."""
     for i in range(v.shape[0]):
-        out[i] = (acc[i] + v[i] * (total_scale - last[i])) / count
-    return out
+        out[i] = (total_scale * v[i] - acc[i]) / count
 
 
 @numba.njit(cache=True)
-def flush(v, acc, last, total_scale):
-    """Bring the running sum of every coordinate up to date (see :func:`sparse_add`)."""
+def rescale(v, acc, total_scale, factor):
+    """``v <- factor * v`` (the caller divides ``scale`` by ``factor``), keeping
+    ``total_scale * v - acc`` (see :func:`sparse_add`)."""
     for i in range(v.shape[0]):
-        if last[i] != total_scale:
-            acc[i] += v[i] * (total_scale - last[i])
-            last[i] = total_scale
+        acc[i] += (factor - 1.0) * total_scale * v[i]
+        v[i] *= factor

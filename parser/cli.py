@@ -70,9 +70,11 @@ def _add_train(sub) -> None:
                    help="allow several words attached to the root (CoNLL-X data); by "
                         "default exactly one, as Universal Dependencies requires")
     p.add_argument("--bits", type=int, default=None,
-                   help="log2 of the number of hashed part features")
+                   help="log2 of the number of hashed part features (default: sized from "
+                        "the training data, 8 slots per distinct gold feature, at most 24)")
     p.add_argument("--label-bits", type=int, default=None,
-                   help="log2 of the number of hashed label features")
+                   help="log2 of the number of hashed label features (default: sized from "
+                        "the training data, a slot per distinct feature, at most 20)")
     p.add_argument("--format", choices=["auto", "conllu", "conllx"], default="auto",
                    help="input format (default: from the file suffix)")
     p.add_argument("--no-tagger", action="store_true",

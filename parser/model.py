@@ -86,7 +86,8 @@ class LinearModel:
         self.part_dim = 1 << extractor.config.bits
         self.label_dim = 1 << extractor.config.label_bits
         self.dim = self.part_dim + self.label_dim * len(self.labels)
-        self.weights = np.zeros(self.dim) if weights is None else np.asarray(weights)
+        self.weights = (np.zeros(self.dim) if weights is None
+                        else np.asarray(weights, dtype=np.float64))
         if self.weights.shape != (self.dim,):
             raise ValueError(f"weights have shape {self.weights.shape}, expected ({self.dim},)")
 

@@ -244,9 +244,10 @@ class Parser:
                      sum(s.text is not None for s in train))
         parser_train, parser_dev = list(train), list(dev) if dev else None
         if config.tagger is not None:
-            tagger = Tagger(**tagger_options).fit(train, epochs=epochs, seed=config.seed)
+            # Jackknifing first: its taggers are gone before the kept one is trained.
             parser_train = jackknife(train, config.jackknife, epochs=epochs, seed=config.seed,
                                      **tagger_options)
+            tagger = Tagger(**tagger_options).fit(train, epochs=epochs, seed=config.seed)
             log.info("tagger: training tags jackknifed in %d folds, UPOS accuracy %.2f",
                      config.jackknife, _upos_accuracy(train, parser_train))
             if dev:
@@ -254,8 +255,11 @@ class Parser:
                 log.info("tagger: dev UPOS accuracy %.2f", _upos_accuracy(dev, parser_dev))
         if not config.uses_lemmas:
             parser_train = [_without_lemmas(s) for s in parser_train]
-        extractor = FeatureExtractor(FeatureConfig.from_json(config.features)).fit(parser_train)
+        extractor = FeatureExtractor(FeatureConfig.from_json(config.features)).fit(
+            parser_train, parts=config.parts)
         config.features = extractor.config.to_json()
+        log.info("features: 2**%d part features, 2**%d label features",
+                 extractor.config.bits, extractor.config.label_bits)
         labels = sorted({label for s in train for label in s.deprels[1:]})
         pruner = cls._train_pruner(extractor, labels, parser_train, config, parser_dev,
                                    progress) if config.pruned else None

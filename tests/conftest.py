@@ -1,5 +1,6 @@
-"""Shared fixtures: the sample treebank and a parser trained on it once per session."""
+"""Shared fixtures: the sample treebank and one small model trained on it per session."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,11 @@ from polyparse.corpora.conllu_io import read_treebank
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "corpora" / "sample"
-UD = REPO.parent / "shared" / "ud"
+UD = Path(os.environ.get("POLYPARSE_UD") or REPO.parent / "shared" / "ud")
+"""The shared UD treebanks: ``$POLYPARSE_UD``, else ``shared/ud`` next to the repository."""
+
+MODEL_SENTENCES = 200
+"""The session's model is trained on the first 200 sentences of the sample."""
 
 
 @pytest.fixture(scope="session")
@@ -22,13 +27,21 @@ def sample_dev():
 
 
 @pytest.fixture(scope="session")
-def sample_model_path(tmp_path_factory):
-    """A model trained on the sample by the CLI (3 epochs), shared by the CLI tests."""
+def sample_model_path(tmp_path_factory, sample_train):
+    """The one model of the command-line, raw-text and Python-API tests, trained by
+    ``polyparse train`` as the README does (tokenizer, tagger, parser, dev scored after
+    every epoch, feature spaces sized from the data) but small: the first
+    :data:`MODEL_SENTENCES` sentences of the sample, 2 epochs, a tagger of 4 epochs
+    jackknifed in 3 folds."""
     from polyparse.parser.cli import main
 
-    path = tmp_path_factory.mktemp("model") / "sample.npz"
-    assert main(["-q", "train", "--train", str(SAMPLE / "train.conllu"), "--model", str(path),
-                 "--epochs", "3", "--bits", "20", "--label-bits", "14"]) == 0
+    folder = tmp_path_factory.mktemp("model")
+    train = folder / "train.conllu"
+    train.write_text("".join(s.to_text() for s in sample_train[:MODEL_SENTENCES]))
+    path = folder / "sample.npz"
+    assert main(["-q", "train", "--train", str(train), "--dev", str(SAMPLE / "dev.conllu"),
+                 "--model", str(path), "--epochs", "2", "--jackknife", "3",
+                 "--tagger-epochs", "4"]) == 0
     return path
 
 

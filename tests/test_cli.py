@@ -121,15 +121,20 @@ def test_model_file_holds_no_pickles(sample_model_path):
         assert all(npz[k].dtype != object for k in npz.files)
     assert meta["format_version"] == 1 and meta["labels"]
     assert meta["training"]["decoder"] == "mst" and meta["training"]["single_root"] is True
+    sized = Parser.load(sample_model_path).model           # no --bits: sized from the data
+    assert meta["training"]["features"]["bits"] == sized.extractor.config.bits < 24
+    assert sized.part_dim == 2 ** sized.extractor.config.bits
 
 
-def test_train_with_word_clusters_stores_them_in_the_tagger(tmp_path):
-    forms = sorted({f for s in read_treebank(SAMPLE / "train.conllu") for f in s.forms[1:]})
+def test_train_with_word_clusters_stores_them_in_the_tagger(tmp_path, sample_train):
+    train = tmp_path / "train.conllu"
+    train.write_text("".join(s.to_text() for s in sample_train[:40]))
+    forms = sorted({f for s in read_treebank(train) for f in s.forms[1:]})
     clusters = tmp_path / "paths"
     clusters.write_text("".join(f"{i % 16:04b}\t{form}\t1\n" for i, form in enumerate(forms)))
     model = tmp_path / "model.npz"
-    assert main(["-q", "train", "--train", str(SAMPLE / "train.conllu"), "--model", str(model),
-                 "--epochs", "1", "--bits", "16", "--label-bits", "12",
+    assert main(["-q", "train", "--train", str(train), "--model", str(model),
+                 "--epochs", "1", "--jackknife", "2", "--tagger-epochs", "1",
                  "--word-clusters", str(clusters)]) == 0
     parser = Parser.load(model)
     assert parser.tagger.cluster_keys_.shape[0] == len(forms)

@@ -17,7 +17,7 @@ from polyparse.corpora.errors import CorpusError
 from polyparse.corpora.files import atomic_write
 from polyparse.corpora.sentence import DEPREL_COLUMN, HEAD_COLUMN, ROOT, Sentence
 
-UD = Path(__file__).resolve().parents[2] / "shared" / "ud"
+from conftest import UD  # noqa: E402  (the shared treebanks, $POLYPARSE_UD)
 UD_FILES = sorted(UD.glob("*/*.conllu"))
 
 

@@ -16,7 +16,7 @@ from polyparse.corpora.cache import default_cache_dir
 from polyparse.corpora.download import DEFAULT_TAG, MANIFEST, download_treebank, treebank_url
 from polyparse.corpora.errors import CorpusError, DownloadError
 
-UD = Path(__file__).resolve().parents[2] / "shared" / "ud"
+from conftest import UD  # noqa: E402  (the shared treebanks, $POLYPARSE_UD)
 TAG = "r9.9"
 NAME = "UD_Turkish-IMST"
 SPLITS = {"train": UD / "tr_imst" / "train.conllu", "dev": UD / "tr_imst" / "dev.conllu"}

@@ -30,7 +30,9 @@ from polyparse.features.vocab import BOS, EOS, N_SPECIAL, ROOT_ID, UNK, word_sha
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 
 REPO = Path(__file__).resolve().parents[1]
-EN_EWT = REPO.parent / "shared" / "ud" / "en_ewt" / "train.conllu"
+from conftest import UD  # noqa: E402  (the shared treebanks, $POLYPARSE_UD)
+
+EN_EWT = UD / "en_ewt" / "train.conllu"
 JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") != "1"
 
 # ---------------------------------------------------------------------------------------

@@ -8,8 +8,6 @@ import pytest
 from polyparse.parser.cli import main
 from polyparse.parser.pipeline import Parser, TrainConfig
 
-from conftest import SAMPLE
-
 SMALL = {"bits": 18, "label_bits": 12}
 
 
@@ -66,12 +64,14 @@ def test_order2_parses_into_trees(order2_model, sample_dev):
                 node = heads[node]
 
 
-def test_gap_command_writes_records_and_summary(order2_model, tmp_path, capsys):
+def test_gap_command_writes_records_and_summary(order2_model, tmp_path, capsys, sample_dev):
+    dev = tmp_path / "dev.conllu"
+    dev.write_text("".join(s.to_text() for s in sample_dev[:40]))
     jsonl = tmp_path / "gap.jsonl"
     assert main(["-q", "gap", "--model", str(order2_model), "--input",
-                 str(SAMPLE / "dev.conllu"), "--jsonl", str(jsonl)]) == 0
+                 str(dev), "--jsonl", str(jsonl)]) == 0
     records = [json.loads(line) for line in jsonl.read_text().splitlines()]
-    assert len(records) == 100
+    assert len(records) == 40
     keys = {"sent_id", "n", "lp_value", "ilp_value", "rounded_value", "gap", "integral",
             "fractional_arcs", "time_build", "time_lp", "time_round", "time_ilp",
             "ilp_nodes", "fallback", "search_moves"}
@@ -84,7 +84,7 @@ def test_gap_command_writes_records_and_summary(order2_model, tmp_path, capsys):
     assert "all" in summary and "UAS ILP" in summary
     plain = tmp_path / "plain.jsonl"
     assert main(["-q", "gap", "--model", str(order2_model), "--input",
-                 str(SAMPLE / "dev.conllu"), "--jsonl", str(plain), "--no-search"]) == 0
+                 str(dev), "--jsonl", str(plain), "--no-search"]) == 0
     mst_only = [json.loads(line) for line in plain.read_text().splitlines()]
     assert all(r["search_moves"] == 0 for r in mst_only)
     for searched, r in zip(records, mst_only):

@@ -18,11 +18,10 @@ from polyparse.corpora.conllu_io import read_conllu, read_treebank
 from polyparse.corpora.tokenizer import raw_text
 from polyparse.parser.cli import main
 from polyparse.parser.evaluate import attachment_scores, conll18_scores
-from polyparse.parser.pipeline import MissingComponentError, Parser, TrainConfig
+from polyparse.parser.pipeline import CHUNK, MissingComponentError, Parser
 
 from conftest import REPO, SAMPLE
 
-SMALL = {"bits": 18, "label_bits": 12}
 TEXT = ('The baker expects she went into the dangerous church. Listen to a soldier!\n\n'
         '"There was a hungry goat in Lima," he said; she cannot answer.')
 
@@ -45,26 +44,26 @@ def solid(text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory, sample_train, sample_dev):
-    """A tokenizer + tagger + parser trained on the sample by the Python API, with dev."""
-    config = TrainConfig(epochs=2, features=SMALL, jackknife=5, tagger={"epochs": 4})
-    parser = Parser.train(sample_train, config, sample_dev)
-    path = tmp_path_factory.mktemp("raw") / "model.npz"
-    parser.save(path)
-    return parser, path
+def trained(sample_model_path):
+    """The session's model (``conftest``): tokenizer + tagger + parser trained by the CLI
+    on part of the sample, with dev; and its path."""
+    return Parser.load(sample_model_path), sample_model_path
 
 
 @pytest.fixture(scope="module")
-def model(trained):
-    return trained[1]
+def model(sample_model_path):
+    return sample_model_path
 
 
 @pytest.fixture(scope="module")
-def bare_model(tmp_path_factory):
+def bare_model(tmp_path_factory, sample_train):
     """A model trained by the CLI with --no-tagger (it still has a tokenizer)."""
-    path = tmp_path_factory.mktemp("bare") / "bare.npz"
-    assert main(["-q", "train", "--train", str(SAMPLE / "train.conllu"), "--model", str(path),
-                 "--epochs", "1", "--bits", "18", "--label-bits", "12", "--no-tagger"]) == 0
+    folder = tmp_path_factory.mktemp("bare")
+    train = folder / "train.conllu"
+    train.write_text("".join(s.to_text() for s in sample_train[:50]))
+    path = folder / "bare.npz"
+    assert main(["-q", "train", "--train", str(train), "--model", str(path),
+                 "--epochs", "1", "--no-tagger"]) == 0
     return path
 
 
@@ -93,7 +92,7 @@ def test_the_model_file_holds_tokenizer_and_tagger_without_pickles(model):
     assert meta["tagger"]["format"] == "polyparse-tagger"
     assert any(n.startswith("tokenizer_") for n in names)
     assert any(n.startswith("tagger_") for n in names)
-    assert meta["training"]["jackknife"] == 5
+    assert meta["training"]["jackknife"] == 3
 
 
 def test_dev_scores_during_training_use_predicted_tags(trained, sample_dev):
@@ -145,16 +144,14 @@ def test_plain_text_from_stdin_and_from_a_file_is_the_same(model, tmp_path):
 
 def test_jobs_2_gives_the_bytes_of_jobs_1(model, tmp_path, sample_train, sample_dev):
     text = tmp_path / "many.txt"
-    text.write_text(raw_text(sample_train[:200] + sample_dev), encoding="utf-8")
+    text.write_text(raw_text(sample_train[:80] + sample_dev[:60]), encoding="utf-8")
     for args in (["--input", text, "--format", "text"],
                  ["--input", SAMPLE / "dev.conllu", "--retag"],
                  ["--input", SAMPLE / "dev.conllu"]):
-        outputs = []
-        for jobs in (1, 2):
-            result = run_cli("parse", "--model", model, "--jobs", jobs, *args)
-            assert result.returncode == 0, result.stderr
-            outputs.append(result.stdout)
-        assert outputs[0] == outputs[1] and outputs[0].count("# sent_id") >= 100
+        outputs = [cli_output("parse", "--model", model, "--jobs", jobs, *args)
+                   for jobs in (1, 2)]
+        # at least two chunks, so that both processes parse and their order matters
+        assert outputs[0] == outputs[1] and outputs[0].count("# sent_id") > CHUNK
 
 
 def test_retag_changes_only_tags_heads_and_labels(model, tmp_path):

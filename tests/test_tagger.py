@@ -27,7 +27,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarn
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "corpora" / "sample"
-UD = Path(__file__).resolve().parents[2] / "shared" / "ud"
+from conftest import UD  # noqa: E402  (the shared treebanks, $POLYPARSE_UD)
 JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") != "1"
 
 # ---------------------------------------------------------------------------------------
@@ -276,8 +276,9 @@ def random_problem(rng, n_words: int, n_tags: int, n_rows: int = 8,
                    n_features: int = K.N_FEATURES):
     """Random features, weights and tag constraints for words in two sentences."""
     features = rng.integers(0, 2**64, size=(n_words, n_features), dtype=np.uint64)
-    weights = rng.normal(size=(n_rows, n_tags))
-    trans = rng.normal(size=(n_tags + 1, n_tags + 1))
+    # integer-valued float32, as in training: sums are exact in float32 and in the twins' float64
+    weights = rng.integers(-999, 1000, size=(n_rows, n_tags)).astype(np.float32)
+    trans = rng.integers(-999, 1000, size=(n_tags + 1, n_tags + 1)).astype(np.float32)
     tok_dict = rng.integers(-1, 3, size=n_words)
     dict_ptr, dict_tags = csr([rng.choice(n_tags, size=rng.integers(1, n_tags + 1),
                                           replace=False) for _ in range(3)])
@@ -414,7 +415,9 @@ def test_train_epoch_matches_twin(margin, n_features):
     features, _, _, constraints = random_problem(rng, 9, 4, n_features=n_features)
     sent_ptr = np.array([0, 4, 5, 9], dtype=np.int64)
     gold = rng.integers(0, 4, size=9)
-    state = [np.zeros((8, 4)), np.zeros((8, 4)), np.zeros((5, 5)), np.zeros((5, 5))]
+    # the dtypes of Tagger.fit: float32 weights, float64 sums
+    state = [np.zeros((8, 4), dtype=np.float32), np.zeros((8, 4)),
+             np.zeros((5, 5), dtype=np.float32), np.zeros((5, 5))]
     twin_state = [a.copy() for a in state]
     step = twin_step = 1
     for epoch in range(3):

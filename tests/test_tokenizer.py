@@ -9,7 +9,6 @@ import itertools
 import json
 import random
 import warnings
-from pathlib import Path
 
 import conllu
 import numba
@@ -24,7 +23,7 @@ from polyparse.corpora.sentence import Sentence
 from polyparse.corpora.tokenizer import (MultiwordLexicon, Tokenizer, _encode, _gaps, _tie_symbols,
                                          raw_text, word_classes)
 
-UD = Path(__file__).resolve().parents[2] / "shared" / "ud"
+from conftest import UD  # noqa: E402  (the shared treebanks, $POLYPARSE_UD)
 
 
 def _read(text: str) -> list[Sentence]:

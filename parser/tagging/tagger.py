@@ -235,10 +235,13 @@ class Tagger:
             dict_ptr, dict_tags = _csr(tok_dict, gold, self.dict_keys_.shape[0])
             group_ptr, group_tags = _csr(groups, gold, n_groups)
             constraints = (tok_dict, dict_ptr, dict_tags, groups, group_ptr, group_tags)
-            weights = np.zeros((self._rows(len(tags)), len(tags)))
-            weights_sum = np.zeros_like(weights)
-            trans = np.zeros((len(tags) + 1, len(tags) + 1))
-            trans_sum = np.zeros_like(trans)
+            # The perceptron's weights are counts of updates: float32 holds them exactly
+            # (below 2**24), and the kernels then run on the dtype of a fitted layer,
+            # compiled once. Their step-weighted sums need float64.
+            weights = np.zeros((self._rows(len(tags)), len(tags)), dtype=np.float32)
+            weights_sum = np.zeros(weights.shape)
+            trans = np.zeros((len(tags) + 1, len(tags) + 1), dtype=np.float32)
+            trans_sum = np.zeros(trans.shape)
             step = 1
             for epoch, order in enumerate(orders):
                 with np.errstate(over="ignore"):
@@ -249,8 +252,8 @@ class Tagger:
                 log.debug("layer %s, epoch %d: %d words wrong", name, epoch + 1, wrong)
             self.layers_.append(_Layer(
                 name=name, tags=tags,
-                weights=(weights - weights_sum / step).astype(np.float32),
-                trans=(trans - trans_sum / step).astype(np.float32),
+                weights=_averaged(weights, weights_sum, step),
+                trans=_averaged(trans, trans_sum, step),
                 dict_ptr=dict_ptr, dict_tags=dict_tags, group_ptr=group_ptr,
                 group_tags=group_tags))
             if n_groups == 0:
@@ -389,6 +392,13 @@ class Tagger:
         return tagger
 
 
+def _averaged(weights: np.ndarray, weights_sum: np.ndarray, step: int) -> np.ndarray:
+    """``weights - weights_sum / step``, computed in float64 and rounded once into the
+    float32 ``weights``, in place (no temporary copy of a layer)."""
+    weights_sum /= step
+    return np.subtract(weights, weights_sum, out=weights, casting="same_kind")
+
+
 def jackknife(sentences: Sequence[Sentence], k: int = 10, *, epochs: int = 8, seed: int = 0,
               **params) -> list[Sentence]:
     """Re-tag ``sentences`` by ``k``-fold cross-tagging (jackknifing).
@@ -406,9 +416,11 @@ def jackknife(sentences: Sequence[Sentence], k: int = 10, *, epochs: int = 8, se
         held_out = np.zeros(len(sentences), dtype=bool)
         held_out[fold] = True
         train = [s for s, h in zip(sentences, held_out) if not h]
-        tagger = Tagger(**params).fit(train, epochs=epochs, seed=seed)
-        for i, tagged in zip(fold.tolist(), tagger.tag([sentences[i] for i in fold])):
-            out[i] = tagged
+        # The fold's tagger is a temporary: gone before the next one is trained.
+        tagged = Tagger(**params).fit(train, epochs=epochs, seed=seed).tag(
+            [sentences[i] for i in fold])
+        for i, sentence in zip(fold.tolist(), tagged):
+            out[i] = sentence
         log.info("jackknife: fold %d of %d tagged", j + 1, k)
     return out
 

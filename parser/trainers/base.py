@@ -145,7 +145,7 @@ class OnlineTrainer(Trainer):
                 mean_slack = slack_sum / len(examples)
                 stats = EpochStats(epoch, self.objective(mean_slack, weights), mean_slack,
                                    time.perf_counter() - start, extra=self.epoch_extra())
-                model.weights = weights.average()
+                model.weights = weights.average(out=model.weights)
                 report.epochs.append(stats)
                 if dev is not None:
                     stats.dev = dev(model.weights, report)

@@ -1,0 +1,112 @@
+"""Issue 11 benchmark: peak memory and time of the README's training command, with a cold
+and a warm numba cache.
+
+One command::
+
+    python eval/footprint.py [--out eval/results/footprint]
+
+runs ``polyparse train --train corpora/sample/train.conllu --dev corpora/sample/dev.conllu
+--model sample.npz`` (into a temporary folder) twice: first with ``NUMBA_CACHE_DIR``
+pointing at a fresh, empty folder (a first run after installation: every kernel it uses
+is compiled), then again with that folder filled (every later run). For each run it
+reports the peak resident memory of the process (``wait4``), the wall and CPU time
+(the CPU time depends less on the load of a shared machine), when each
+stage ended (tokenizer, tagger with its jackknifing, each parser epoch; the log lines
+are stamped as they arrive), the first epoch's time against the mean of the later ones,
+and the load average of the machine, since the figures depend on it. Writes ``OUT.json``
+and ``OUT.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import REPO, RESULTS, write_table
+
+SAMPLE = REPO / "corpora" / "sample"
+EPOCH = re.compile(r"^epoch (\d+): .*?, ([0-9.]+) s")
+STAGES = {"tokenizer": "tokenizer: trained", "tagger": "tagger: dev UPOS",
+          "features": "features: 2**"}
+
+
+def train(cache: Path, model: Path) -> dict:
+    """One run of the README's command; its figures."""
+    command = [sys.executable, "-m", "polyparse.parser.cli", "train",
+               "--train", str(SAMPLE / "train.conllu"), "--dev", str(SAMPLE / "dev.conllu"),
+               "--model", str(model)]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    load_before = os.getloadavg()[0]
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               text=True, env=env, cwd=REPO)
+    stamps, epochs, log = {}, [], []
+    for line in process.stderr:
+        now = time.perf_counter() - start
+        log.append(line)
+        for stage, prefix in STAGES.items():
+            if line.startswith(prefix):
+                stamps[stage] = now
+        match = EPOCH.match(line)
+        if match:
+            epochs.append(float(match.group(2)))
+            stamps[f"epoch {match.group(1)}"] = now
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - start
+    if status != 0 or not epochs:
+        sys.exit("the training command failed:\n" + "".join(log[-20:]))
+    return {"seconds": seconds, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "peak_rss_mb": usage.ru_maxrss / 1024,
+            "first_epoch_s": epochs[0],
+            "later_epochs_s": sum(epochs[1:]) / max(len(epochs) - 1, 1),
+            "ended_at_s": stamps, "load_before": load_before, "load_after": os.getloadavg()[0],
+            "dev": log_dev(log)}
+
+
+def log_dev(log: list[str]) -> str:
+    """The last epoch's dev scores, as logged."""
+    last = [line for line in log if EPOCH.match(line)][-1]
+    return last.split(", dev ", 1)[-1].strip() if ", dev " in last else ""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=str(RESULTS / "footprint"))
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="footprint-") as folder:
+        cache = Path(folder) / "numba"
+        cache.mkdir()
+        for name in ("cold", "warm"):
+            row = {"numba cache": name, **train(cache, Path(folder) / "sample.npz")}
+            stages = row["ended_at_s"]
+            row["stages"] = ", ".join(f"{k} {v:.0f}" for k, v in stages.items()
+                                      if not k.startswith("epoch ") or k in ("epoch 1",
+                                                                             "epoch 10"))
+            rows.append(row)
+            print(f"{name}: {row['seconds']:.1f} s ({row['cpu_s']:.1f} s CPU), peak RSS {row['peak_rss_mb']:.0f} MB, "
+                  f"first epoch {row['first_epoch_s']:.1f} s, later "
+                  f"{row['later_epochs_s']:.1f} s, load {row['load_before']:.1f}", flush=True)
+    write_table(
+        Path(args.out), "Footprint of the README's training command (issue 11)", rows,
+        [("numba cache", "numba cache"), ("seconds", "wall s"), ("cpu_s", "CPU s"),
+         ("peak_rss_mb", "peak RSS MB"),
+         ("first_epoch_s", "epoch 1 s"), ("later_epochs_s", "epochs 2-10 s (mean)"),
+         ("stages", "stage ended at (s)"), ("load_before", "load before"),
+         ("load_after", "load after"), ("dev", "dev after epoch 10")],
+        notes="`polyparse train --train corpora/sample/train.conllu --dev "
+              "corpora/sample/dev.conllu --model sample.npz` (the README's first command), "
+              "run with NUMBA_CACHE_DIR at a fresh folder (cold: every kernel is compiled), "
+              "then again (warm). Peak RSS is the process's maximum resident set; the load "
+              "is the 1-minute load average of the machine before and after the run (2 "
+              "cores shared).")
+
+
+if __name__ == "__main__":
+    main()
