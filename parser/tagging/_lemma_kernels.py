@@ -5,11 +5,14 @@ has a plain-Python twin in ``tests/test_lemmatizer.py``. Hashing reuses the tagg
 (:func:`parser.tagging._kernels.combine`), so the arithmetic wraps modulo 2^64 as there.
 
 A word may take one of the lemma rules (classes) of its candidate list
-``cand[cand_ptr[t]:cand_ptr[t + 1]]``, ``t`` its type. The score of rule ``c`` at word
-``i`` is ``sum_f weights[combine(RULE_SEED, features[i, f], c) & (B - 1)]``: features and
-rules are hashed jointly into one vector of ``B`` weights (Weinberger et al. 2009), so
-that the memory does not grow with the number of rules (hundreds to thousands), unlike
-the tagger's ``(B, T)`` matrix.
+``cand[cand_ptr[t]:cand_ptr[t + 1]]``, ``t`` its type, each candidate ``k`` with a small
+lexicon value ``lexicon[k]`` (does the rule's result look like a known lemma). The score
+of candidate ``k`` (rule ``c``, lexicon value ``v``) at word ``i`` is
+``sum_f weights[combine(RULE_SEED, features[i, f], c) & (B - 1)]`` plus the weights of
+``(v, c)`` and of ``(v, ANY_RULE)`` (:func:`_lexicon_key`). Features and rules are
+hashed jointly into one vector of ``B`` weights (Weinberger et al. 2009), so that the
+memory does not grow with the number of rules (hundreds to thousands), unlike the
+tagger's ``(B, T)`` matrix.
 """
 
 from __future__ import annotations
@@ -140,8 +143,8 @@ def train_epoch(features, word_types, cand_ptr, cand, lexicon, gold, order, weig
     """One epoch of the multiclass perceptron (Collins 2002), averaged lazily, in place.
 
     Words are visited in ``order``; each is classified among its candidates as by
-    :func:`classify` and, when wrong, the weights of the gold rule ``gold[i]`` (which
-    must be a candidate) gain 1 and those of the predicted one lose 1; ``weights_sum``
+    :func:`classify` and, when wrong, the weights of the gold rule ``gold[i]`` (if it
+    is a candidate) gain 1 and those of the predicted one lose 1; ``weights_sum``
     gets the same update times ``step``, which grows by one per word, so that
     ``weights - weights_sum / step`` is the averaged perceptron (Daume III 2006, sec.
     2.1.1). Returns ``(step, words classified wrongly)``.
@@ -153,9 +156,9 @@ def train_epoch(features, word_types, cand_ptr, cand, lexicon, gold, order, weig
         keys = _keys(features, i)
         p = _best(keys, cand_ptr[t], cand_ptr[t + 1], cand, lexicon, weights, mask)
         g = cand_ptr[t]
-        while cand[g] != gold[i]:
+        while g < cand_ptr[t + 1] and cand[g] != gold[i]:
             g += 1
-        if p != g:
+        if g < cand_ptr[t + 1] and p != g:
             n_wrong += 1
             _update(keys, np.uint64(cand[g]), lexicon[g], weights, weights_sum, mask, 1.0,
                     step)

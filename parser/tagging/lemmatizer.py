@@ -21,17 +21,26 @@ Every (form, lemma) of the training data gives a rule that maps the form back to
 lemma (:func:`lemma_rule`, checked on every word of en_ewt by the tests); where Unicode
 casing would not give the lemma back (a few letters change length or do not round-trip),
 the rule writes the lemma as it is. Rules seen at least ``min_rule_count`` times are the
-classes (en_ewt: about 300), scored by an averaged perceptron (:mod:`._lemma_kernels`) on
-the tagger's features of the word (:meth:`Tagger._encode`: the word, its prefixes,
-suffixes, shape and flags, its neighbours, its word cluster if the tagger has clusters)
-plus features of its own UPOS, XPOS and FEATS and their conjunctions with suffixes.
+classes (en_ewt: 352), scored by an averaged perceptron (:mod:`._lemma_kernels`) on the
+tagger's features of the word (:meth:`Tagger._encode`: the word, its prefixes, suffixes,
+shape and flags, its neighbours, its word cluster if the tagger has clusters) plus
+features of its own UPOS, XPOS and FEATS and their conjunctions with suffixes. A
+word's candidates are the rules that apply to it, with the casing of the lowercase or of
+the form itself (other casings, such as ``PRESIDENT -> President``, are left to the
+dictionary), and each candidate also has a lexicon value: whether its edit gives a lemma
+that training had with another form, or with this form and another UPOS. On en_ewt dev
+(predicted tags; classifier trained on gold tags), the casing restriction and the
+lexicon value together take the lemmas of unseen words from 78.8% to 80.2% right.
 
-Most words of running text were seen in training with their tag, and for them the
-lemma they had most often with that UPOS is best (the dictionary baseline of the CoNLL
-2018 shared task is already at about 95% on en_ewt); the classifier decides only the
-(form, UPOS) pairs that training did not have. Both are fitted on the tags the pipeline
-predicts (jackknifed, :func:`parser.tagging.jackknife`), so they see tagging errors of
-test-time quality, and lemmatize after the tagger.
+Most words of running text were seen in training with their tag, and for them the lemma
+they had most often with that UPOS is best: that dictionary alone (the form itself for
+the other words) gives 95.7% on en_ewt dev with predicted tags. The classifier decides
+only the (form, UPOS) pairs that training did not have, and is trained on the words seen
+fewer than ``rare_count`` times, which resemble those (Ratnaparkhi 1996 treats rare
+words the same way): with ``rare_count=10`` it fits in a third of the time, as accurate
+as on all words. Both are fitted on the tags the pipeline predicts (jackknifed,
+:func:`parser.tagging.jackknife`), so that they see tagging errors of test-time quality,
+and lemmatize after the tagger.
 
 References
 ----------
@@ -45,6 +54,7 @@ References
 - J. Ratcliff, D. Metzener. Pattern matching: the Gestalt approach. Dr. Dobb's Journal,
   1988.
 - M. Collins. Discriminative training methods for hidden Markov models. EMNLP 2002.
+- A. Ratnaparkhi. A maximum entropy model for part-of-speech tagging. EMNLP 1996.
 """
 
 from __future__ import annotations
@@ -196,6 +206,9 @@ class Lemmatizer:
     min_rule_count:
         Rules seen at least this often in training are the classifier's classes (a rule
         seen once is mostly one irregular word, which the dictionary knows).
+    rare_count:
+        The classifier is trained on the words seen fewer times than this in training
+        (the others the dictionary knows).
 
     Attributes
     ----------
@@ -265,7 +278,7 @@ class Lemmatizer:
         rare = np.fromiter((form_counts[form] < self.rare_count for form, _, _ in words),
                            dtype=bool, count=len(words))
         features, word_types, cand_ptr, cand, lexicon = self._encode(sentences, tagger, rare)
-        known = np.flatnonzero((gold >= 0) & rare)
+        trained = np.flatnonzero((gold >= 0) & rare)
         weights = np.zeros(1 << self.hash_bits)
         weights_sum = np.zeros_like(weights)
         rng = np.random.default_rng(seed)
@@ -273,13 +286,13 @@ class Lemmatizer:
         for _ in range(epochs):
             with np.errstate(over="ignore"):
                 step, wrong = K.train_epoch(features, word_types, cand_ptr, cand, lexicon,
-                                            gold, rng.permutation(known), weights,
+                                            gold, rng.permutation(trained), weights,
                                             weights_sum, step)
             self.history_.append(int(wrong))
         self.weights_ = (weights - weights_sum / step).astype(np.float32)
         log.info("lemmatizer: %d rules, %d (form, UPOS) pairs; training errors per epoch %s "
                  "of %d words", len(self.rules_), len(self.dictionary_), self.history_,
-                 known.shape[0])
+                 trained.shape[0])
         return self
 
     def _index_rules(self) -> None:
@@ -377,12 +390,12 @@ class Lemmatizer:
         (the form itself for a word no rule applies to)."""
         if not sentences:
             return []
-        known = [self.dictionary_.get(pair) for s in sentences
-                 for pair in zip(s.forms[1:], s.upos[1:])]
-        unknown = np.array([i for i, lemma in enumerate(known) if lemma is None],
+        lemmas = [self.dictionary_.get(pair) for s in sentences
+                  for pair in zip(s.forms[1:], s.upos[1:])]
+        unknown = np.array([i for i, lemma in enumerate(lemmas) if lemma is None],
                            dtype=np.int64)
         if unknown.shape[0]:
-            needed = np.zeros(len(known), dtype=bool)
+            needed = np.zeros(len(lemmas), dtype=bool)
             needed[unknown] = True
             features, word_types, *candidates = self._encode(sentences, tagger, needed)
             with np.errstate(over="ignore"):
@@ -390,10 +403,10 @@ class Lemmatizer:
             forms = [form for s in sentences for form in s.forms[1:]]
             for i, k in zip(unknown.tolist(), best.tolist()):
                 lemma = self.rules_[k].apply(forms[i]) if k >= 0 else None
-                known[i] = forms[i] if lemma is None else lemma
+                lemmas[i] = forms[i] if lemma is None else lemma
         out, lo = [], 0
         for s in sentences:
-            out.append((ROOT, *known[lo:lo + len(s)]))
+            out.append((ROOT, *lemmas[lo:lo + len(s)]))
             lo += len(s)
         return out
 
