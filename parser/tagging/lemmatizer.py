@@ -331,8 +331,8 @@ class Lemmatizer:
             if pair is not None:
                 form, upos = pair
                 x = _lower(form)
-                other_tags = {_lower(self.dictionary_[form, u]) for u in self._form_tags.get(form, ())
-                              if u != upos}
+                other_tags = {_lower(self.dictionary_[form, u])
+                              for u in self._form_tags.get(form, ()) if u != upos}
                 n = len(x)
                 casings = (lower_case, _casing(form))
                 prefixes = [x[:k] for k in range(min(n, self._longest_cut[0]) + 1)
