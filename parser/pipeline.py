@@ -59,11 +59,12 @@ class TrainConfig:
     with the parser, or ``None`` for none; ``lemmatizer`` the options of the
     :class:`~parser.tagging.Lemmatizer` (plus ``"epochs"``, default 5), trained whenever
     the tagger is, on the jackknifed tags, unless it is ``None``. The tokenizer is
-    trained by default, when the treebank has ``# text`` comments. The tagger is trained when ``tagger`` is a dict
-    (``{}`` for the defaults; ``polyparse train`` does so unless ``--no-tagger``); the
-    default ``None`` keeps the parser on the treebank's gold tags, as before, so that
-    experiments on gold tags keep their meaning. With a tagger the parser is trained on
-    tags predicted by ``jackknife``-fold cross-tagging, and without lemmas
+    trained by default, when the treebank has ``# text`` comments. The tagger is trained
+    when ``tagger`` is a dict (``{}`` for the defaults; ``polyparse train`` does so
+    unless ``--no-tagger``); the default ``None`` keeps the parser on the treebank's gold
+    tags, as before, so that experiments on gold tags keep their meaning. With a tagger
+    the parser is trained on tags predicted by ``jackknife``-fold cross-tagging, and
+    without lemmas
     (``lemmas=None`` means: lemmas only when there is no tagger): its features were
     chosen and measured without them on predicted input, and the lemmatizer's output is
     for the LEMMA column, not for the parser.
