@@ -1,8 +1,9 @@
 """Training and parsing end to end: the :class:`Parser` facade of the Python API.
 
 A model file holds the parser and, when they were trained with it, the tokenizer
-(:class:`corpora.tokenizer.Tokenizer`) and the tagger (:class:`parser.tagging.Tagger`),
-so that one file takes raw text to trees:
+(:class:`corpora.tokenizer.Tokenizer`), the tagger (:class:`parser.tagging.Tagger`) and
+the lemmatizer (:class:`parser.tagging.Lemmatizer`), so that one file takes raw text to
+trees:
 
 >>> from polyparse.parser.pipeline import Parser             # doctest: +SKIP
 >>> parser = Parser.load("model.npz")                        # doctest: +SKIP
@@ -19,7 +20,7 @@ import multiprocessing
 import signal
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -37,13 +38,13 @@ from .evaluate import attachment_scores
 from .inference import predict
 from .model import Example, LinearModel
 from .pruning import Pruner
-from .tagging import Tagger, jackknife
+from .tagging import Lemmatizer, Tagger, jackknife, with_lemmas
 from .trainers import TRAINERS, Trainer, TrainReport
 
 log = logging.getLogger("polyparse.train")
 
-LEMMA_COLUMN = 2
 TAGGER_EPOCHS = 8
+LEMMATIZER_EPOCHS = 5
 CHUNK = 64
 """Sentences tagged together and sent to a worker process at a time."""
 
@@ -55,14 +56,18 @@ class TrainConfig:
     ``tokenizer`` and ``tagger`` are the options of the :class:`~corpora.tokenizer.Tokenizer`
     and of the :class:`~parser.tagging.Tagger` (plus ``"epochs"``, default 8; its
     ``"clusters"`` is the path of a word-cluster file, read when training) trained
-    with the parser, or ``None`` for none. The tokenizer is trained by default, when the
-    treebank has ``# text`` comments. The tagger is trained when ``tagger`` is a dict
-    (``{}`` for the defaults; ``polyparse train`` does so unless ``--no-tagger``); the
-    default ``None`` keeps the parser on the treebank's gold tags, as before, so that
-    experiments on gold tags keep their meaning. With a tagger the parser is trained on
-    tags predicted by ``jackknife``-fold cross-tagging, and without lemmas
-    (``lemmas=None`` means: lemmas only when there is no tagger), since the raw-text
-    pipeline predicts none.
+    with the parser, or ``None`` for none; ``lemmatizer`` the options of the
+    :class:`~parser.tagging.Lemmatizer` (plus ``"epochs"``, default 5), trained whenever
+    the tagger is, on the jackknifed tags, unless it is ``None``. The tokenizer is
+    trained by default, when the treebank has ``# text`` comments. The tagger is trained
+    when ``tagger`` is a dict (``{}`` for the defaults; ``polyparse train`` does so
+    unless ``--no-tagger``); the default ``None`` keeps the parser on the treebank's gold
+    tags, as before, so that experiments on gold tags keep their meaning. With a tagger
+    the parser is trained on tags predicted by ``jackknife``-fold cross-tagging, and
+    without lemmas
+    (``lemmas=None`` means: lemmas only when there is no tagger): its features were
+    chosen and measured without them on predicted input, and the lemmatizer's output is
+    for the LEMMA column, not for the parser.
     """
 
     trainer: str = "ssg"
@@ -79,6 +84,7 @@ class TrainConfig:
     pruner: dict = field(default_factory=dict)     # threshold, max_heads, epochs
     tokenizer: dict | None = field(default_factory=dict)
     tagger: dict | None = None
+    lemmatizer: dict | None = field(default_factory=dict)
     jackknife: int = 10
     lemmas: bool | None = None
 
@@ -178,6 +184,8 @@ class Parser:
         older model file).
     tagger:
         :class:`~parser.tagging.Tagger` or None (trained on gold tags).
+    lemmatizer:
+        :class:`~parser.tagging.Lemmatizer` or None (no tagger, or an older model file).
     path:
         The file the parser was loaded from (None if trained in this process).
     decoder:
@@ -190,12 +198,13 @@ class Parser:
 
     def __init__(self, model: LinearModel, config: TrainConfig,
                  report: TrainReport | None = None, *, tokenizer: Tokenizer | None = None,
-                 tagger: Tagger | None = None) -> None:
+                 tagger: Tagger | None = None, lemmatizer: Lemmatizer | None = None) -> None:
         self.model = model
         self.config = config
         self.report = report
         self.tokenizer = tokenizer
         self.tagger = tagger
+        self.lemmatizer = lemmatizer
         self.path: Path | None = None
         self.decoder = config_decoder(config)
         self.fallbacks = 0
@@ -219,9 +228,10 @@ class Parser:
     def train(cls, train: Sequence[Sentence], config: TrainConfig,
               dev: Sequence[Sentence] | None = None, *, progress: bool = False,
               checkpoint: str | Path | None = None) -> "Parser":
-        """Fit the tokenizer (if ``train`` has ``# text``) and the tagger (unless
-        ``config.tagger`` is None), then the parser on jackknifed tags: its feature map
-        and labels, the pruner if the model is pruned, then the weights.
+        """Fit the tokenizer (if ``train`` has ``# text``), the tagger (unless
+        ``config.tagger`` is None) and with it the lemmatizer (on the jackknifed tags,
+        unless ``config.lemmatizer`` is None), then the parser on jackknifed tags: its
+        feature map and labels, the pruner if the model is pruned, then the weights.
 
         ``dev`` (gold trees) is parsed after every epoch, with the tags the tagger
         predicts for it when there is one. With ``checkpoint``, the parser with the
@@ -237,7 +247,7 @@ class Parser:
         epochs = int(tagger_options.pop("epochs", TAGGER_EPOCHS))
         if tagger_options.get("clusters") is not None:
             tagger_options["clusters"] = read_word_clusters(tagger_options["clusters"])
-        tokenizer = tagger = None
+        tokenizer = tagger = lemmatizer = None
         if config.tokenizer is not None and any(s.text is not None for s in train):
             tokenizer = Tokenizer(**{"seed": config.seed, **config.tokenizer}).fit(train)
             log.info("tokenizer: trained on the # text of %d sentences",
@@ -250,9 +260,19 @@ class Parser:
             tagger = Tagger(**tagger_options).fit(train, epochs=epochs, seed=config.seed)
             log.info("tagger: training tags jackknifed in %d folds, UPOS accuracy %.2f",
                      config.jackknife, _upos_accuracy(train, parser_train))
+            if config.lemmatizer is not None:
+                options = dict(config.lemmatizer)
+                lemmatizer_epochs = int(options.pop("epochs", LEMMATIZER_EPOCHS))
+                lemmatizer = Lemmatizer(**options).fit(parser_train, tagger,
+                                                       epochs=lemmatizer_epochs,
+                                                       seed=config.seed)
             if dev:
                 parser_dev = tagger.tag(dev)
                 log.info("tagger: dev UPOS accuracy %.2f", _upos_accuracy(dev, parser_dev))
+                if lemmatizer is not None:
+                    parser_dev = lemmatizer.lemmatize(parser_dev, tagger)
+                    log.info("lemmatizer: dev lemma accuracy %.2f",
+                             _accuracy(dev, parser_dev, "lemmas"))
         if not config.uses_lemmas:
             parser_train = [_without_lemmas(s) for s in parser_train]
         extractor = FeatureExtractor(FeatureConfig.from_json(config.features)).fit(
@@ -264,7 +284,7 @@ class Parser:
         pruner = cls._train_pruner(extractor, labels, parser_train, config, parser_dev,
                                    progress) if config.pruned else None
         model = LinearModel(extractor, labels, parts=config.parts, pruner=pruner)
-        parser = cls(model, config, tokenizer=tokenizer, tagger=tagger)
+        parser = cls(model, config, tokenizer=tokenizer, tagger=tagger, lemmatizer=lemmatizer)
         def after_epoch(weights: np.ndarray, report: TrainReport) -> dict:
             model.weights = weights
             if checkpoint is not None:
@@ -329,8 +349,9 @@ class Parser:
         sentences:
             Any iterable, read :data:`CHUNK` sentences at a time.
         retag:
-            Replace UPOS, XPOS and FEATS by the tagger's (otherwise they are kept as
-            given). Raises :class:`MissingComponentError` if the model has no tagger.
+            Replace UPOS, XPOS and FEATS by the tagger's, and LEMMA by the lemmatizer's
+            if the model has one (otherwise they are kept as given). Raises
+            :class:`MissingComponentError` if the model has no tagger.
         jobs:
             Processes that parse (and tag) chunks of sentences; each gets the model once
             (inherited by ``fork``, or loaded from :attr:`path`). At most ``2 * jobs``
@@ -346,9 +367,13 @@ class Parser:
         return (parsed for chunk in chunks for parsed in self._parse_chunk(chunk, retag))
 
     def tag(self, sentences: Sequence[Sentence]) -> list[Sentence]:
-        """Copies of ``sentences`` with the tagger's UPOS, XPOS and FEATS."""
+        """Copies of ``sentences`` with the tagger's UPOS, XPOS and FEATS, and the
+        lemmatizer's LEMMA if the model has one (else LEMMA as given)."""
         self.require("tagger", "tag words")
-        return self.tagger.tag(list(sentences))
+        tagged = self.tagger.tag(list(sentences))
+        if self.lemmatizer is not None:
+            tagged = self.lemmatizer.lemmatize(tagged, self.tagger)
+        return tagged
 
     def tokenize(self, text: str, *, id_prefix: str = "",
                  max_words: int | None = MAX_SENTENCE_WORDS) -> list[Sentence]:
@@ -412,7 +437,7 @@ class Parser:
 
     def _parse_chunk(self, chunk: list[Sentence], retag: bool) -> list[Sentence]:
         if retag:
-            chunk = self.tagger.tag(chunk)
+            chunk = self.tag(chunk)
         return [self.parse_one(s) for s in chunk]
 
     def _parse_in_processes(self, chunks: Iterator[list[Sentence]], retag: bool,
@@ -447,9 +472,9 @@ class Parser:
     # -- files ----------------------------------------------------------------------
 
     def save(self, path: str | Path) -> None:
-        """Write the parser, and its tokenizer and tagger if any, to one model file:
-        their arrays under the prefixes ``tokenizer_`` and ``tagger_``, their JSON in
-        the metadata."""
+        """Write the parser, and its tokenizer, tagger and lemmatizer if any, to one model
+        file: their arrays under the prefixes ``tokenizer_``, ``tagger_`` and
+        ``lemmatizer_``, their JSON in the metadata."""
         pruner = self.model.pruner
         meta = {
             "features": self.model.extractor.to_json(),
@@ -459,6 +484,7 @@ class Parser:
             "report": self.report.to_json() if self.report else [],
             "tokenizer": None,
             "tagger": None,
+            "lemmatizer": None,
         }
         arrays = _sparse_weights("", self.model.weights)
         if pruner:
@@ -469,18 +495,22 @@ class Parser:
         if self.tagger is not None:
             meta["tagger"], tagger_arrays = self.tagger.to_arrays()
             arrays.update(_prefixed("tagger_", tagger_arrays))
+        if self.lemmatizer is not None:
+            meta["lemmatizer"], lemmatizer_arrays = self.lemmatizer.to_arrays()
+            arrays.update(_prefixed("lemmatizer_", lemmatizer_arrays))
         model_file.save(path, model_file.ModelFile(meta, arrays))
 
     @classmethod
     def load(cls, path: str | Path) -> "Parser":
-        """Read a model file; one written before tokenizers and taggers were stored
-        loads as a parser without them."""
+        """Read a model file; one written before tokenizers, taggers and lemmatizers
+        were stored loads as a parser without them."""
         contents = model_file.load(path)
         meta, arrays = contents.metadata, contents.arrays
         try:
             extractor = FeatureExtractor.from_json(meta["features"])
-            # A model without these keys predates them: no tokenizer, no tagger.
-            config = TrainConfig(**{"tokenizer": None, "tagger": None, **meta["training"]})
+            # A model without these keys predates them: no tokenizer, tagger, lemmatizer.
+            config = TrainConfig(**{"tokenizer": None, "tagger": None, "lemmatizer": None,
+                                    **meta["training"]})
             pruner = None
             if meta["pruner"]:
                 pruner_model = LinearModel(extractor, meta["labels"])
@@ -488,16 +518,20 @@ class Parser:
                 pruner = Pruner(pruner_model, **meta["pruner"])
             model = LinearModel(extractor, meta["labels"], parts=config.parts, pruner=pruner)
             _load_weights(model, arrays, "")
-            tokenizer = tagger = None
+            tokenizer = tagger = lemmatizer = None
             if meta.get("tokenizer"):
                 tokenizer = Tokenizer.from_json(meta["tokenizer"],
                                                 _unprefixed("tokenizer_", arrays))
             if meta.get("tagger"):
                 tagger = Tagger.from_arrays(meta["tagger"], _unprefixed("tagger_", arrays))
+            if meta.get("lemmatizer") and tagger is not None:
+                lemmatizer = Lemmatizer.from_arrays(meta["lemmatizer"],
+                                                    _unprefixed("lemmatizer_", arrays))
             report = TrainReport.from_json(meta.get("report", []))
         except (KeyError, TypeError, ValueError) as error:
             raise model_file.ModelFileError(f"{path}: damaged model file ({error})") from None
-        parser = cls(model, config, report, tokenizer=tokenizer, tagger=tagger)
+        parser = cls(model, config, report, tokenizer=tokenizer, tagger=tagger,
+                     lemmatizer=lemmatizer)
         parser.path = Path(path)
         return parser
 
@@ -544,18 +578,18 @@ def _without_lemmas(sentence: Sentence) -> Sentence:
     was trained without lemmas."""
     if all(lemma == "_" for lemma in sentence.lemmas[1:]):
         return sentence
-    lines = list(sentence.lines)
-    for j in sentence.word_lines[1:].tolist():
-        cols = lines[j].split("\t")
-        cols[LEMMA_COLUMN] = "_"
-        lines[j] = "\t".join(cols)
-    return replace(sentence, lemmas=sentence.lemmas[:1] + ("_",) * len(sentence),
-                   lines=tuple(lines))
+    return with_lemmas(sentence, ("_",) * len(sentence.forms))
 
 
 def _upos_accuracy(gold: Sequence[Sentence], predicted: Sequence[Sentence]) -> float:
+    return _accuracy(gold, predicted, "upos")
+
+
+def _accuracy(gold: Sequence[Sentence], predicted: Sequence[Sentence], name: str) -> float:
+    """Percentage of the words whose field ``name`` is the same in both."""
     words = sum(len(s) for s in gold)
-    right = sum(a == b for g, p in zip(gold, predicted) for a, b in zip(g.upos[1:], p.upos[1:]))
+    right = sum(a == b for g, p in zip(gold, predicted)
+                for a, b in zip(getattr(g, name)[1:], getattr(p, name)[1:]))
     return 100.0 * right / words if words else 0.0
 
 

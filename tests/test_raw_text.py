@@ -15,6 +15,7 @@ import pytest
 
 from polyparse.corpora.alignment import Segmentation
 from polyparse.corpora.conllu_io import read_conllu, read_treebank
+from polyparse.corpora.sentence import ROOT
 from polyparse.corpora.tokenizer import raw_text
 from polyparse.parser.cli import main
 from polyparse.parser.evaluate import attachment_scores, conll18_scores
@@ -67,16 +68,18 @@ def bare_model(tmp_path_factory, sample_train):
     return path
 
 
-def old_model(path, out):
-    """``path`` as a polyparse before tokenizers and taggers were stored wrote it."""
+def old_model(path, out, components=("tokenizer", "tagger", "lemmatizer")):
+    """``path`` as a polyparse before ``components`` were stored wrote it."""
     with np.load(path, allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files
-                  if not k.startswith(("tokenizer_", "tagger_")) and k != "metadata"}
+                  if not k.startswith(tuple(c + "_" for c in components)) and k != "metadata"}
         meta = json.loads(str(npz["metadata"]))
-    for key in ("tokenizer", "tagger"):
+    for key in components:
         del meta[key]
-    for key in ("tokenizer", "tagger", "jackknife", "lemmas"):
         del meta["training"][key]
+    if "tagger" in components:
+        for key in ("jackknife", "lemmas"):
+            del meta["training"][key]
     np.savez(out, metadata=np.array(json.dumps(meta)), **arrays)
     return out
 
@@ -90,8 +93,10 @@ def test_the_model_file_holds_tokenizer_and_tagger_without_pickles(model):
         names = set(npz.files)
     assert meta["tokenizer"]["format"] == "polyparse-tokenizer"
     assert meta["tagger"]["format"] == "polyparse-tagger"
+    assert meta["lemmatizer"]["format"] == "polyparse-lemmatizer"
     assert any(n.startswith("tokenizer_") for n in names)
     assert any(n.startswith("tagger_") for n in names)
+    assert any(n.startswith("lemmatizer_") for n in names)
     assert meta["training"]["jackknife"] == 3
 
 
@@ -124,6 +129,7 @@ def test_text_gives_valid_conllu_spelling_the_input(model):
     assert solid("".join(s.text for s in sentences)) == solid(TEXT)
     assert Segmentation.from_sentences(sentences).characters == solid(TEXT)
     assert all(u != "_" for s in sentences for u in s.upos[1:])
+    assert all(lemma != "_" for s in sentences for lemma in s.lemmas[1:])
     assert any(re.match(r"^\d+-\d+\tcannot\t", line) for s in sentences for line in s.lines)
     assert "SpaceAfter=No" in output
     assert output.startswith("# newpar\n# sent_id = 1\n# text = The baker expects")
@@ -156,7 +162,7 @@ def test_jobs_2_gives_the_bytes_of_jobs_1(model, tmp_path, sample_train, sample_
 
 def test_retag_changes_only_tags_heads_and_labels(model, tmp_path):
     gold = (SAMPLE / "dev.conllu").read_text()
-    untagged = "\n".join("\t".join(c[:3] + ["_", "_", "_"] + c[6:]) if len(c) == 10 else line
+    untagged = "\n".join("\t".join(c[:2] + ["_"] * 4 + c[6:]) if len(c) == 10 else line
                          for line in gold.split("\n") for c in [line.split("\t")])
     source = tmp_path / "untagged.conllu"
     source.write_text(untagged)
@@ -170,10 +176,22 @@ def test_retag_changes_only_tags_heads_and_labels(model, tmp_path):
             changed |= {k for k in range(10) if g_cols[k] != p_cols[k]}
         else:
             assert g == p
-    assert changed == {3, 4, 5, 6, 7}
+    assert changed == {2, 3, 4, 5, 6, 7}
     kept = cli_output("parse", "--model", model, "--input", source)
-    assert all(line.split("\t")[3] == "_" for line in kept.split("\n")
+    assert all(line.split("\t")[2] == line.split("\t")[3] == "_" for line in kept.split("\n")
                if line[:1].isdigit())
+
+
+def test_a_model_without_a_lemmatizer_keeps_lemma_as_given(model, tmp_path):
+    old = old_model(model, tmp_path / "old.npz", components=("lemmatizer",))
+    parser = Parser.load(old)
+    assert parser.tagger is not None and parser.lemmatizer is None
+    retagged = cli_output("parse", "--model", old, "--input", SAMPLE / "dev.conllu", "--retag")
+    gold = [line.split("\t") for line in (SAMPLE / "dev.conllu").read_text().split("\n")]
+    out = [line.split("\t") for line in retagged.split("\n")]
+    assert [c[2] for c in out if len(c) == 10] == [c[2] for c in gold if len(c) == 10]
+    assert all(s.lemmas[1:] == ("_",) * len(s) for s in parser.parse_text(TEXT))
+    assert Parser.load(model).lemmatizer is not None
 
 
 # -- models without a tokenizer or a tagger -------------------------------------------
@@ -228,7 +246,8 @@ def test_parse_tokens_and_parse_text(trained):
     parsed = parser.parse_text(TEXT)
     again = Parser.load(parser.path or trained[1]).parse_text(TEXT)
     assert [s.to_text() for s in parsed] == [s.to_text() for s in again]
-    assert all(s.has_tree() and s.lemmas[1:] == ("_",) * len(s) for s in parsed)
+    assert all(s.has_tree() and "_" not in s.lemmas for s in parsed)
+    assert parsed[0].lemmas[:4] == (ROOT, "the", "baker", "expect")
 
 
 # -- evaluation ---------------------------------------------------------------------------
