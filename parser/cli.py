@@ -136,7 +136,8 @@ def _train(args) -> None:
     parser.save(args.model)
     log.info("trained on %d sentences in %.1f s; model written to %s (%s)", len(train),
              time.perf_counter() - start, args.model,
-             ", ".join(["parser"] + [name for name in ("tokenizer", "tagger")
+             ", ".join(["parser"] + [name for name in ("tokenizer", "tagger",
+                                                           "lemmatizer")
                                      if getattr(parser, name) is not None]))
 
 
@@ -190,10 +191,11 @@ TEXT_SUFFIXES = frozenset({".txt"})
 def _add_parse(sub) -> None:
     p = sub.add_parser("parse", help="parse raw text or CoNLL-U with a trained model",
                        description="Parse raw text (--text, or --format text): it is split "
-                                   "into sentences and tokens, tagged and parsed, and written "
+                                   "into sentences and tokens, tagged, lemmatized and parsed, "
+                                   "and written "
                                    "as CoNLL-U with # sent_id and # text. Or parse CoNLL-U: "
-                                   "HEAD and DEPREL are predicted (UPOS, XPOS and FEATS too "
-                                   "with --retag); every other column, comment, multiword-"
+                                   "HEAD and DEPREL are predicted (LEMMA, UPOS, XPOS and FEATS "
+                                   "too with --retag); every other column, comment, multiword-"
                                    "token line and empty node is written back unchanged.")
     p.add_argument("--model", required=True, metavar="M", help="model file (.npz)")
     p.add_argument("--text", metavar="TEXT", help="raw text to parse (instead of --input)")
@@ -204,8 +206,8 @@ def _add_parse(sub) -> None:
                         "lines); default: from the file suffix (.txt: text, .conll/.conllx: "
                         "CoNLL-X, else CoNLL-U; CoNLL-U on standard input)")
     p.add_argument("--retag", action="store_true",
-                   help="CoNLL-U input: replace UPOS, XPOS and FEATS by the model's tagger "
-                        "(by default the given tags are kept)")
+                   help="CoNLL-U input: replace LEMMA, UPOS, XPOS and FEATS by the model's "
+                        "tagger and lemmatizer (by default the given ones are kept)")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="parse on N processes (default 1); the output is the same")
     p.add_argument("--decoder", default=None, metavar="D",
