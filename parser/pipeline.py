@@ -16,7 +16,6 @@ import inspect
 import itertools
 import logging
 import multiprocessing
-import signal
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -26,6 +25,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from polyparse.corpora.sentence import Sentence
+from polyparse.corpora.signals import in_worker
 from polyparse.corpora.tokenizer import Tokenizer
 from polyparse.corpora.word_clusters import read_word_clusters
 from polyparse.decoders import DECODERS, Decoder
@@ -454,7 +454,7 @@ _WORKER: Parser | None = None
 
 def _init_worker(path: str | None) -> None:
     global _WORKER
-    signal.signal(signal.SIGINT, signal.SIG_IGN)     # the parent handles Ctrl-C
+    in_worker()     # the parent handles Ctrl-C; SIGTERM from the pool ends it at once
     if _WORKER is None:             # spawned, not forked: load the model once
         _WORKER = Parser.load(path)
     # load the compiled tagging and parsing kernels now, while the parent reads input

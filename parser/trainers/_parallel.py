@@ -7,6 +7,8 @@ import multiprocessing
 
 import numpy as np
 
+from polyparse.corpora.signals import in_worker
+
 # What forked workers inherit: (trainer, examples, model, decoder, weights).
 _WORKER: tuple = ()
 
@@ -30,7 +32,8 @@ class BatchInference:
         if self.jobs > 1:
             global _WORKER
             _WORKER = self.state
-            self.pool = multiprocessing.get_context("fork").Pool(self.jobs)
+            self.pool = multiprocessing.get_context("fork").Pool(self.jobs,
+                                                                 initializer=in_worker)
         return self
 
     def __exit__(self, *exc) -> None:
