@@ -24,8 +24,9 @@ import pytest
 
 from polyparse.corpora.conllu_io import read_conllu, read_treebank
 from polyparse.corpora.errors import CorpusError
+from polyparse.corpora.files import OutputError, atomic_write
 from polyparse.corpora.signals import STOP_SIGNALS, Stopped, stop_behind
-from polyparse.corpora.tokenizer import script_of
+from polyparse.corpora.tokenizer import Tokenizer, script_of
 from polyparse.parser import gap, pipeline
 from polyparse.parser.cli import main
 
@@ -245,6 +246,14 @@ def test_unwritable_output_fails_before_any_work(command, sample_model_path, tmp
     assert stray_files(tmp_path) == []
 
 
+def test_atomic_write_names_the_users_path_not_the_temporary_one(tmp_path):
+    target = tmp_path / "gone" / "out.conllu"
+    with pytest.raises(OutputError) as error:
+        with atomic_write(target) as out:
+            out.write("x")
+    assert str(error.value) == f"{target}: cannot write: No such file or directory"
+
+
 # -- data that breaks the model's assumptions ------------------------------------------
 
 TWO_ROOTS = "\n".join([
@@ -322,6 +331,15 @@ def test_text_in_an_unseen_script_warns_once(sample_model_path, capsys, caplog):
     assert run(["parse", "--model", sample_model_path, "--text", "Dogs bark. Ça va."],
                capsys)[0] == 0
     assert "script" not in caplog.text
+
+
+def test_scripts_are_stored_with_the_tokenizer_and_absent_in_older_models(sample_model_path):
+    tokenizer = pipeline.Parser.load(sample_model_path).tokenizer
+    assert set(tokenizer.scripts_) == {"Latin"} and tokenizer.scripts_["Latin"] > 10_000
+    assert tokenizer.unseen_scripts("Привет, 世界") == {"Cyrillic": 6, "Han": 2}
+    data, arrays = tokenizer.to_json()
+    del data["scripts"]                              # as a model saved before they were
+    assert Tokenizer.from_json(data, arrays).unseen_scripts("世界") == {}
 
 
 def test_scripts_of_characters():
