@@ -10,6 +10,7 @@ have replaced stays as it was.
 
 from __future__ import annotations
 
+import multiprocessing
 import signal
 import threading
 from collections.abc import Iterator
@@ -106,3 +107,27 @@ def in_worker() -> None:
     for signum in STOP_SIGNALS:
         if signum != signal.SIGINT:
             signal.signal(signum, signal.SIG_DFL)
+
+
+#: Seconds :func:`end_pool` waits for ``Pool.terminate``.
+POOL_END_TIMEOUT = 3.0
+
+
+def end_pool(pool) -> None:
+    """``pool.terminate()`` (a ``multiprocessing`` pool), but never hanging the process.
+
+    When a run is stopped while tasks are in flight, ``Pool.terminate`` kills a worker
+    that may be sending its result, holding the lock of the result queue; the pool's
+    task thread then waits for that lock forever, and ``terminate`` with it (seen in
+    ``eval/faults.py``: a stopped ``train --jobs 2`` hung for ten minutes). So terminate
+    runs in a thread of its own; if it has not ended after :data:`POOL_END_TIMEOUT`
+    seconds, the workers still alive are killed and the process goes on, leaving that
+    thread (a daemon) behind.
+    """
+    ender = threading.Thread(target=pool.terminate, name="end_pool", daemon=True)
+    ender.start()
+    ender.join(POOL_END_TIMEOUT)
+    if ender.is_alive():
+        for child in multiprocessing.active_children():
+            if child.daemon:                        # pool workers are daemons
+                child.kill()

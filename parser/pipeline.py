@@ -25,7 +25,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from polyparse.corpora.sentence import Sentence
-from polyparse.corpora.signals import in_worker
+from polyparse.corpora.signals import end_pool, in_worker
 from polyparse.corpora.tokenizer import Tokenizer
 from polyparse.corpora.word_clusters import read_word_clusters
 from polyparse.decoders import DECODERS, Decoder
@@ -379,7 +379,7 @@ class Parser:
                                 initargs=(str(self.path) if self.path else None,))
         finally:
             _WORKER = None
-        with pool:
+        try:
             pending: deque = deque()
             for chunk in chunks:
                 pending.append(pool.apply_async(_parse_in_worker, (chunk, retag)))
@@ -387,6 +387,8 @@ class Parser:
                     yield from pending.popleft().get()
             while pending:
                 yield from pending.popleft().get()
+        finally:
+            end_pool(pool)
 
     # -- files ----------------------------------------------------------------------
 

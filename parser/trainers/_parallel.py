@@ -7,7 +7,7 @@ import multiprocessing
 
 import numpy as np
 
-from polyparse.corpora.signals import in_worker
+from polyparse.corpora.signals import end_pool, in_worker
 
 # What forked workers inherit: (trainer, examples, model, decoder, weights).
 _WORKER: tuple = ()
@@ -39,8 +39,7 @@ class BatchInference:
     def __exit__(self, *exc) -> None:
         global _WORKER
         if self.pool is not None:
-            self.pool.terminate()
-            self.pool.join()
+            end_pool(self.pool)
             _WORKER = ()
 
     def __call__(self, indices: np.ndarray, relaxed: list[bool]) -> list:
