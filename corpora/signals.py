@@ -128,6 +128,9 @@ def end_pool(pool) -> None:
     ender.start()
     ender.join(POOL_END_TIMEOUT)
     if ender.is_alive():
-        for child in multiprocessing.active_children():
-            if child.daemon:                        # pool workers are daemons
-                child.kill()
+        workers = [child for child in multiprocessing.active_children()
+                   if child.daemon]                 # pool workers are daemons
+        for worker in workers:
+            worker.kill()
+        for worker in workers:
+            worker.join(POOL_END_TIMEOUT)

@@ -9,6 +9,7 @@ see: the exit status, one line on stderr, the earlier files untouched and no str
 from __future__ import annotations
 
 import io
+import multiprocessing
 import os
 import pickle
 import random
@@ -25,6 +26,7 @@ import pytest
 from polyparse.corpora.conllu_io import read_conllu, read_treebank
 from polyparse.corpora.errors import CorpusError
 from polyparse.corpora.files import OutputError, atomic_write
+from polyparse.corpora import signals
 from polyparse.corpora.signals import STOP_SIGNALS, Stopped, stop_behind
 from polyparse.corpora.tokenizer import Tokenizer, script_of
 from polyparse.parser import gap, pipeline
@@ -204,6 +206,21 @@ def _cmdline(process: Path) -> bytes:
         return (process / "cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def test_end_pool_does_not_hang_when_a_worker_died_holding_a_lock(monkeypatch):
+    """As when Pool.terminate kills a worker sending its result: here the result queue's
+    lock is taken and not given back, so terminate() itself never ends."""
+    monkeypatch.setattr(signals, "POOL_END_TIMEOUT", 0.5)
+    pool = multiprocessing.get_context("fork").Pool(2, initializer=signals.in_worker)
+    lock = pool._outqueue._wlock
+    lock.acquire()
+    ending = threading.Thread(target=signals.end_pool, args=(pool,), daemon=True)
+    ending.start()
+    ending.join(5)                                 # (a plain terminate() would hang)
+    assert not ending.is_alive()
+    assert [p for p in multiprocessing.active_children() if p.daemon] == []
+    lock.release()                                 # lets the stuck terminate() finish
 
 
 def test_a_signal_inside_compiled_code_is_still_a_stop():
