@@ -161,8 +161,12 @@ def one_run(command: Command, signum: int, kind: str, duration: float,
     # finished: every output complete; stopped: each earlier, or complete if the signal
     # came after its rename (a checkpoint of an earlier epoch, or the end of the run)
     intact = all(v == "complete" or (status != 0 and v == "earlier") for v in states.values())
-    moment = ("after the end" if not sent else "start-up" if status == -signum
-              else "writing" if writing else "working")
+    if not sent:
+        moment = "after the end"
+    elif status == -signum:       # no handler: before main() installed it, or after it
+        moment = "start-up" if set(states.values()) == {"earlier"} else "exit"
+    else:
+        moment = "writing" if writing else "working"
     last = err.strip().splitlines()[-1] if err.strip() else ""
     return {"kind": kind, "moment": moment, "status": status, "last_line": last,
             "outputs": states, "hung": hung,
@@ -247,7 +251,9 @@ def write(out: Path, rows: list[dict], runs: list[dict], args) -> None:
         "mid-output). train and parse run with `--jobs 2`. Moments: *start-up* = before "
         "polyparse installed its handlers (the process dies by the signal; nothing written "
         "yet), *working* = reading, training or parsing, *writing* = a temporary output "
-        "file existed when the signal was sent, *after the end* = the run had finished.",
+        "file existed when the signal was sent, *exit* = after the work, while Python "
+        "shuts down (the handlers are gone: the process dies by the signal, its outputs "
+        "complete), *after the end* = the process had ended.",
         "",
         "| command | signal | runs | moments | exit statuses | stray files | earlier files "
         "intact | stopped after a rename | processes left | hung | longest stop (s) | "
