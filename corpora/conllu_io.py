@@ -13,6 +13,7 @@ Malformed input raises :class:`~corpora.errors.CorpusError` naming file, line an
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -33,10 +34,12 @@ Source = Union[str, os.PathLike, Iterable[str], Iterable[bytes]]
 N_COLUMNS = 10
 CONLLX_SUFFIXES = frozenset({".conll", ".conllx"})
 BOM = "\ufeff"
+#: The start of a token line: a word ID, a multiword token range or an empty node.
+TOKEN_ID = re.compile(r"\s*\d+([-.]\d+)?(\s|$)")
 
 
-def read_conllu(source: Source, *, fmt: Format = "auto",
-                require_tree: bool = False) -> Iterator[Sentence]:
+def read_conllu(source: Source, *, fmt: Format = "auto", require_tree: bool = False,
+                single_root: bool = False) -> Iterator[Sentence]:
     """Stream the sentences of a CoNLL-U or CoNLL-X file.
 
     Parameters
@@ -52,7 +55,10 @@ def read_conllu(source: Source, *, fmt: Format = "auto",
         file name, CoNLL-U otherwise.
     require_tree:
         Also require every word to have a head and the heads to form a tree rooted at 0
-        (training data). Several words with head 0 are allowed.
+        (training data). Several words with head 0 are allowed unless ``single_root``.
+    single_root:
+        With ``require_tree``, also require exactly one word with head 0, as Universal
+        Dependencies does and as a parser trained for a single root assumes.
 
     Returns
     -------
@@ -66,18 +72,18 @@ def read_conllu(source: Source, *, fmt: Format = "auto",
         On the first malformed line: wrong number of columns (spaces instead of tabs),
         bad or out-of-sequence IDs, bad multiword-token or empty-node IDs, a HEAD that is
         not an integer or not in ``0..n``, bytes that are not UTF-8, and with
-        ``require_tree`` a missing head, a cycle or no root. Also when a path can't be
-        opened.
+        ``require_tree`` a missing head, a cycle or no root (or, with ``single_root``,
+        several roots). Also when a path can't be opened.
     """
     name = _source_name(source)
     conllx = _is_conllx(fmt, name)
     if isinstance(source, (str, os.PathLike)):
-        return _read_path(Path(source), conllx, require_tree)
-    return _read_lines(_decoded(source, name), name, conllx, require_tree)
+        return _read_path(Path(source), conllx, require_tree, single_root)
+    return _read_lines(_decoded(source, name), name, conllx, require_tree, single_root)
 
 
 def read_treebank(path: str | os.PathLike, *, fmt: Format = "auto",
-                  require_tree: bool = True) -> list[Sentence]:
+                  require_tree: bool = True, single_root: bool = False) -> list[Sentence]:
     """All sentences of a training or evaluation file, checked to be trees by default.
 
     Raises
@@ -85,7 +91,8 @@ def read_treebank(path: str | os.PathLike, *, fmt: Format = "auto",
     CorpusError
         As :func:`read_conllu`, and when the file holds no sentence at all.
     """
-    sentences = list(read_conllu(path, fmt=fmt, require_tree=require_tree))
+    sentences = list(read_conllu(path, fmt=fmt, require_tree=require_tree,
+                                 single_root=single_root))
     if not sentences:
         raise CorpusError(os.fspath(path), None,
                           "no sentences found (the file is empty or has only comments)")
@@ -155,14 +162,16 @@ def _is_conllx(fmt: str, name: str) -> bool:
     return fmt == "conllx"
 
 
-def _read_path(path: Path, conllx: bool, require_tree: bool) -> Iterator[Sentence]:
+def _read_path(path: Path, conllx: bool, require_tree: bool,
+               single_root: bool) -> Iterator[Sentence]:
     """Open ``path`` in binary (UTF-8 is checked per line) and stream its sentences."""
     try:
         file = open(path, "rb")
     except OSError as error:
         raise CorpusError(str(path), None, f"cannot open: {error.strerror}") from None
     with file:
-        yield from _read_lines(_decoded(file, str(path)), str(path), conllx, require_tree)
+        yield from _read_lines(_decoded(file, str(path)), str(path), conllx, require_tree,
+                               single_root)
 
 
 def _decoded(lines: Iterable[str] | Iterable[bytes], name: str) -> Iterator[str]:
@@ -199,8 +208,8 @@ def _split_terminator(line: str) -> tuple[str, str]:
 
 # --- reading: blocks -------------------------------------------------------------------
 
-def _read_lines(lines: Iterable[str], name: str, conllx: bool,
-                require_tree: bool) -> Iterator[Sentence]:
+def _read_lines(lines: Iterable[str], name: str, conllx: bool, require_tree: bool,
+                single_root: bool) -> Iterator[Sentence]:
     """Group lines into blocks and blocks into sentences, keeping the text between them.
 
     A block is a run of non-blank lines; it is a sentence if it has a line that is not a
@@ -230,14 +239,15 @@ def _read_lines(lines: Iterable[str], name: str, conllx: bool,
                     previous = None
         elif is_sentence:
             previous = _sentence(block, endings, first, name, conllx, require_tree,
-                                 before="".join(before), after=endings[-1] + body + newline)
+                                 single_root, before="".join(before),
+                                 after=endings[-1] + body + newline)
             before, block, endings, is_sentence = [], [], [], False
         else:
             before.extend(map(str.__add__, block, endings))
             before.append(body + newline)
             block, endings = [], []
     if is_sentence:
-        yield _sentence(block, endings, first, name, conllx, require_tree,
+        yield _sentence(block, endings, first, name, conllx, require_tree, single_root,
                         before="".join(before), after=endings[-1])
     elif previous is not None:
         tail = "".join(before) + "".join(map(str.__add__, block, endings))
@@ -245,14 +255,14 @@ def _read_lines(lines: Iterable[str], name: str, conllx: bool,
 
 
 def _sentence(block: list[str], endings: list[str], first: int, name: str, conllx: bool,
-              require_tree: bool, *, before: str, after: str) -> Sentence:
+              require_tree: bool, single_root: bool, *, before: str, after: str) -> Sentence:
     """Check one sentence block and build its :class:`Sentence`."""
     words, positions = _word_columns(block, first, name, conllx)
     n = len(words)
     heads = [_head(columns[HEAD_COLUMN], n, first + position, name)
              for columns, position in zip(words, positions)]
     if require_tree:
-        _check_tree(heads, [first + p for p in positions], name)
+        _check_tree(heads, [first + p for p in positions], name, single_root)
     fields = list(zip(*words))
     return Sentence(
         forms=(ROOT, *fields[1]), lemmas=(ROOT, *fields[2]), upos=(ROOT, *fields[3]),
@@ -308,6 +318,9 @@ def _word_columns(block: list[str], first: int, name: str,
 
 
 def _columns_problem(line: str, found: int) -> str:
+    if "\t" not in line and not TOKEN_ID.match(line):
+        return (f"expected {N_COLUMNS} tab-separated columns: this looks like plain text, "
+                "not CoNLL-U (raw text is parsed with --format text, or from a .txt file)")
     if "\t" not in line and " " in line:
         return (f"columns are separated by spaces instead of tabs "
                 f"(expected {N_COLUMNS} tab-separated columns)")
@@ -372,14 +385,21 @@ def _head(value: str, n: int, lineno: int, name: str) -> int:
     return head
 
 
-def _check_tree(heads: list[int], lines: list[int], name: str) -> None:
-    """Require ``heads`` (of words 1..n; ``lines`` are theirs) to be a tree rooted at 0."""
+def _check_tree(heads: list[int], lines: list[int], name: str, single_root: bool) -> None:
+    """Require ``heads`` (of words 1..n; ``lines`` are theirs) to be a tree rooted at 0,
+    with a single word attached to 0 if ``single_root``."""
     for word, head in enumerate(heads, start=1):
         if head < 0:
             raise CorpusError(name, lines[word - 1],
                               f"word {word} has no head ('_'); a tree is required here")
     if 0 not in heads:
         raise CorpusError(name, lines[0], "no root: no word of the sentence has HEAD 0")
+    roots = [word for word, head in enumerate(heads, start=1) if head == 0]
+    if single_root and len(roots) > 1:
+        raise CorpusError(name, lines[roots[1] - 1],
+                          f"{len(roots)} roots: words {', '.join(map(str, roots))} have HEAD 0, "
+                          "but a single root is required (a parser for several roots per "
+                          "sentence, as in CoNLL-X data, is trained with --multi-root)")
     cycle = _find_cycle(heads)
     if cycle:
         path = " -> ".join(map(str, cycle + cycle[:1]))

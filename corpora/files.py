@@ -9,6 +9,32 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+from .signals import block_stop_signals, unblock_stop_signals
+
+
+class OutputError(OSError):
+    """An output file that cannot be written; ``str()`` names the file as the user gave it
+    (not the temporary file) and the reason."""
+
+    def __init__(self, path: str | os.PathLike, reason: str) -> None:
+        super().__init__(f"{os.fspath(path)}: cannot write: {reason}")
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """Raise :class:`OutputError` unless :func:`atomic_write` can create ``path``: its
+    directory exists and this process may create files in it, and ``path`` is not a
+    directory. Meant to be called before long work whose result goes to ``path``.
+    """
+    path = Path(path)
+    directory = path.parent
+    if path.is_dir():
+        raise OutputError(path, "it is a directory")
+    if not directory.is_dir():
+        problem = "is not a directory" if directory.exists() else "does not exist"
+        raise OutputError(path, f"the directory {directory} {problem}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise OutputError(path, f"no permission to create files in {directory}")
+
 
 @contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w",
@@ -18,9 +44,9 @@ def atomic_write(path: str | os.PathLike, mode: str = "w",
     Writes go to a temporary file next to ``path`` (same directory, hence same file
     system); when the ``with`` block ends normally the temporary file is flushed,
     fsynced and renamed over ``path`` with :func:`os.replace`, which is atomic. If the
-    block raises (or the process dies), ``path`` keeps its previous content and the
-    temporary file is removed (on an exception) or left as a hidden ``.*.tmp`` file
-    (on a hard crash), never as a truncated ``path``.
+    block raises (a :class:`~corpora.signals.Stopped` signal included), ``path`` keeps its
+    previous content and the temporary file is removed; only a hard crash (SIGKILL, power
+    loss) leaves it, as a hidden ``.*.tmp`` file, never as a truncated ``path``.
 
     Parameters
     ----------
@@ -37,6 +63,12 @@ def atomic_write(path: str | os.PathLike, mode: str = "w",
     IO
         The open temporary file.
 
+    Raises
+    ------
+    OutputError
+        When the temporary file cannot be created, written or renamed (a missing
+        directory, no permission, a full disk), naming ``path``.
+
     Examples
     --------
     >>> with atomic_write(tmp_path / "out.conllu") as f:  # doctest: +SKIP
@@ -46,22 +78,49 @@ def atomic_write(path: str | os.PathLike, mode: str = "w",
         raise ValueError(f"atomic_write mode must be 'w' or 'wb', not {mode!r}")
     path = Path(path)
     temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    # O_EXCL: never share a temporary file; mode 0o666 lets the umask decide, as open() does.
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    # A stop signal is held back until the ``try`` that removes the file is entered.
+    mask = block_stop_signals()
     try:
+        # O_EXCL: never share a temporary file; mode 0o666 lets the umask decide.
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                     0o666)
+    except OSError as error:
+        unblock_stop_signals(mask)
+        raise OutputError(path, error.strerror) from None
+    try:
+        unblock_stop_signals(mask)
         if mode == "wb":
             file = os.fdopen(fd, "wb")
         else:
             file = os.fdopen(fd, "w", encoding=encoding, newline="")
         with file:
             yield file
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, path)
+            _finish(file, path)
+        _replace(temp, path)
     except BaseException:
-        temp.unlink(missing_ok=True)
+        mask = block_stop_signals()      # a second Ctrl-C must not leave the file behind
+        try:
+            temp.unlink(missing_ok=True)
+        finally:
+            unblock_stop_signals(mask)
         raise
     _fsync_directory(path.parent)
+
+
+def _finish(file: IO, path: Path) -> None:
+    """Flush ``file`` to the disk; a failure (a full disk) is an :class:`OutputError`."""
+    try:
+        file.flush()
+        os.fsync(file.fileno())
+    except OSError as error:
+        raise OutputError(path, error.strerror) from None
+
+
+def _replace(temp: Path, path: Path) -> None:
+    try:
+        os.replace(temp, path)
+    except OSError as error:
+        raise OutputError(path, error.strerror) from None
 
 
 def _fsync_directory(directory: Path) -> None:

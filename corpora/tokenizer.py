@@ -98,6 +98,54 @@ def _stable_hash(s: str) -> int:
     return zlib.crc32(s.encode("utf-8", "surrogatepass"))
 
 
+# First words of Unicode character names that name a script (a letter's name starts with
+# its script: "LATIN SMALL LETTER A", "CJK UNIFIED IDEOGRAPH-4E00", "HANGUL SYLLABLE GA").
+_SCRIPT_WORDS = frozenset(
+    "LATIN GREEK COPTIC CYRILLIC GLAGOLITIC ARMENIAN HEBREW ARABIC SYRIAC THAANA NKO "
+    "SAMARITAN DEVANAGARI BENGALI GURMUKHI GUJARATI ORIYA TAMIL TELUGU KANNADA MALAYALAM "
+    "SINHALA THAI LAO TIBETAN MYANMAR GEORGIAN HANGUL ETHIOPIC CHEROKEE CANADIAN OGHAM RUNIC "
+    "TAGALOG KHMER MONGOLIAN LIMBU BUGINESE BALINESE SUNDANESE JAVANESE HIRAGANA KATAKANA "
+    "BOPOMOFO CJK YI VAI BAMUM TIFINAGH".split())
+_SCRIPT_DISPLAY = {"CJK": "Han", "NKO": "N'Ko", "CANADIAN": "Canadian syllabics"}
+#: Share of a script among the training text's script characters below which the
+#: tokenizer is taken not to know it (en_gum has 25 CJK characters in 660,000 letters).
+MIN_SCRIPT_SHARE = 0.001
+
+
+@functools.lru_cache(maxsize=65536)
+def script_of(c: str) -> str | None:
+    """The writing system of character ``c``: its script for a letter (from the first
+    word of its Unicode name, as Python's :mod:`unicodedata` has no script property),
+    ``"Emoji"`` for a pictograph, else None (digits, punctuation, spaces and marks are
+    shared by all scripts).
+
+    Examples
+    --------
+    >>> [script_of(c) for c in "aЖ中한😀1."]
+    ['Latin', 'Cyrillic', 'Han', 'Hangul', 'Emoji', None, None]
+    """
+    category = unicodedata.category(c)
+    if category == "So":
+        code = ord(c)
+        return "Emoji" if 0x1F000 <= code <= 0x1FAFF or 0x2600 <= code <= 0x27BF else None
+    if not category.startswith("L"):
+        return None
+    word = unicodedata.name(c, "").partition(" ")[0]
+    if word not in _SCRIPT_WORDS:
+        return None
+    return _SCRIPT_DISPLAY.get(word, word.title())
+
+
+def script_counts(text: str) -> Counter:
+    """How many characters of ``text`` belong to each script (:func:`script_of`)."""
+    counts: Counter = Counter()
+    for c, n in Counter(text).items():
+        script = script_of(c)
+        if script is not None:
+            counts[script] += n
+    return counts
+
+
 def _shape(form: str) -> str:
     """The classes of ``form``'s characters as letters, runs collapsed: "Dr." -> "CD" + "H"."""
     return "".join(letter for letter, _ in itertools.groupby(chr(64 + char_class(c))
@@ -508,6 +556,9 @@ class Tokenizer:
         "dr.", "e.g.", "u.s.".
     multiword_:
         The :class:`MultiwordLexicon`.
+    scripts_:
+        Characters of each script (:func:`script_counts`) in the training text; None for
+        a tokenizer saved before they were counted.
 
     Examples
     --------
@@ -567,6 +618,8 @@ class Tokenizer:
         self.abbreviations_ = frozenset(
             t.form.lower() for t in tokens
             if len(t.form) > 1 and t.form.endswith(".") and any(c.isalpha() for c in t.form))
+
+        self.scripts_ = dict(script_counts(text))
 
         chars, classes = _encode(text)
         gaps = _gaps(chars, classes)
@@ -706,6 +759,19 @@ class Tokenizer:
                 attrs[k, kernels.ATTR_SPACE_AFTER] = PARAGRAPH
         return attrs
 
+    def unseen_scripts(self, text: str) -> dict[str, int]:
+        """The scripts of ``text`` that the training text had too little of (less than
+        :data:`MIN_SCRIPT_SHARE` of its script characters), with their numbers of
+        characters in ``text``: the tokenizer never learnt where their words and sentences
+        end, and typically makes a whole run of them one token and one sentence. Empty
+        when the training scripts are unknown (a tokenizer saved before they were counted).
+        """
+        if self.scripts_ is None:
+            return {}
+        total = sum(self.scripts_.values())
+        return {script: n for script, n in sorted(script_counts(text).items())
+                if self.scripts_.get(script, 0) < MIN_SCRIPT_SHARE * total}
+
     # ------------------------------------------------------------------ serialization
 
     def to_json(self) -> tuple[dict, dict[str, np.ndarray]]:
@@ -717,7 +783,7 @@ class Tokenizer:
         """
         data = {"format": FORMAT, "version": VERSION, "params": self._params(),
                 "abbreviations": sorted(self.abbreviations_),
-                "multiword": self.multiword_.to_json()}
+                "multiword": self.multiword_.to_json(), "scripts": self.scripts_}
         arrays = {}
         for name in _WEIGHTS:
             weights = getattr(self, name + "_")
@@ -733,6 +799,7 @@ class Tokenizer:
         tokenizer = cls(**data["params"])
         tokenizer.abbreviations_ = frozenset(data["abbreviations"])
         tokenizer.multiword_ = MultiwordLexicon.from_json(data["multiword"])
+        tokenizer.scripts_ = data.get("scripts")
         for name, bits in zip(_WEIGHTS, (tokenizer.char_bits, tokenizer.token_bits)):
             index = np.asarray(arrays[name + "_index"], dtype=np.int64)
             value = np.asarray(arrays[name + "_value"], dtype=np.float32)

@@ -2,8 +2,10 @@
 
 Every expected failure (bad input, a missing or damaged model, a bad option) ends with
 one line ``polyparse: error: FILE:LINE: what is wrong`` on stderr and exit status 2,
-never a traceback; outputs are written to a temporary file and renamed, so nothing on
-disk is half-written or destroyed.
+never a traceback; every output path is checked to be writable before any work starts.
+Outputs are written to a temporary file and renamed, so nothing on disk is half-written
+or destroyed; SIGTERM and SIGHUP stop a run as Ctrl-C does (the temporary file removed,
+exit status 128 + the signal's number, one line on stderr).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from pathlib import Path
 
 from polyparse.corpora.conllu_io import read_conllu, read_treebank, write_conllu
 from polyparse.corpora.errors import CorpusError
-from polyparse.corpora.files import atomic_write
+from polyparse.corpora.files import OutputError, atomic_write, check_writable
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS
+from polyparse.corpora.signals import stop_behind, stop_signals_raise
 
 from .model_file import ModelFileError
 
@@ -112,11 +115,13 @@ def _train(args) -> None:
     decoder_options = _decoder_options(decoder, solver=args.solver,
                                        time_limit=args.time_limit, flow=args.flow)
     batch = args.batch if args.batch is not None or args.jobs is None else args.jobs
-    train = read_treebank(args.train, fmt=args.format, require_tree=True)
-    dev = read_treebank(args.dev, fmt=args.format, require_tree=True) if args.dev else None
+    _check_outputs(args.model, args.checkpoint)
+    single_root = not args.multi_root
+    train = read_treebank(args.train, fmt=args.format, single_root=single_root)
+    dev = read_treebank(args.dev, fmt=args.format, single_root=single_root) if args.dev else None
     config = TrainConfig(
         trainer=args.trainer, decoder=decoder,
-        single_root=not args.multi_root, epochs=args.epochs, seed=args.seed,
+        single_root=single_root, epochs=args.epochs, seed=args.seed,
         trainer_options=_given(lambda_=args.lambda_, eta=_eta(args.eta), jobs=args.jobs,
                                batch=batch),
         decoder_options=decoder_options,
@@ -139,6 +144,14 @@ def _train(args) -> None:
              ", ".join(["parser"] + [name for name in ("tokenizer", "tagger",
                                                            "lemmatizer")
                                      if getattr(parser, name) is not None]))
+
+
+def _check_outputs(*paths: str | None) -> None:
+    """Fail now, before any work, if an output given on the command line cannot be
+    written (:func:`~corpora.files.check_writable`)."""
+    for path in paths:
+        if path is not None:
+            check_writable(path)
 
 
 def _given(**options) -> dict:
@@ -236,6 +249,7 @@ def _parse(args) -> None:
     fmt = _parse_format(args)
     if args.text is not None and fmt != "text":
         raise UsageError(f"--text is raw text; it cannot be read as {fmt}")
+    _check_outputs(args.output)
     parser = Parser.load(args.model)
     if args.decoder is not None or args.time_limit is not None:
         name = args.decoder or parser.config.decoder
@@ -244,25 +258,38 @@ def _parse(args) -> None:
             parser.use_decoder(name, **options)
         except ValueError as error:
             raise UsageError(f"{args.model}: {error}") from None
+    name = "--text" if args.text is not None else args.input or "<stdin>"
+    leading = None
     try:
         if fmt == "text":
             parser.require("tokenizer", "parse raw text")    # before any input is read
             parser.require("tagger", "parse raw text")
             text = args.text if args.text is not None else _read_text(args.input)
-            parsed = parser.stream_text(text, jobs=args.jobs, max_words=args.max_words or None)
+            _warn_unseen_scripts(parser.tokenizer, text, name)
+            parsed = parser.stream_text(text, jobs=args.jobs,
+                                        max_words=args.max_words or None)
         else:
             if args.retag:
                 parser.require("tagger", "tag words (--retag)")
-            sentences = read_conllu(args.input if args.input else sys.stdin.buffer, fmt=fmt)
-            parsed = parser.parse(sentences, retag=args.retag, jobs=args.jobs)
-        parsed = _progress(parsed)
-        if args.output:
-            with atomic_write(args.output) as out:
-                write_conllu(parsed, out)
-        else:
-            write_conllu(parsed, sys.stdout)
+            leading = _LeadingComments(_open_input(args.input))
+            parsed = parser.parse(read_conllu(leading, fmt=fmt), retag=args.retag,
+                                  jobs=args.jobs)
+        with (atomic_write(args.output) if args.output
+              else contextlib.nullcontext(sys.stdout)) as out:
+            if write_conllu(_progress(parsed), out) == 0:
+                if leading is None:
+                    log.warning("polyparse: warning: %s: no sentences to parse (the text has "
+                                "no words)", name)
+                else:
+                    log.warning("polyparse: warning: %s: no sentences to parse (the input is "
+                                "empty or has only comments; they are written back as they "
+                                "are)", name)
+                    out.write(leading.text())
     except MissingComponentError as error:
         raise UsageError(str(error)) from None
+    finally:
+        if leading is not None:
+            leading.close()
     if parser.fallbacks:
         log.warning("%d sentence(s) ran out of the decoder's time limit and fell back to a "
                     "cheaper tree (MST or the rounded LP)", parser.fallbacks)
@@ -297,6 +324,60 @@ def _parse_format(args) -> str:
     if args.format == "auto" and args.input and Path(args.input).suffix.lower() in TEXT_SUFFIXES:
         return "text"
     return args.format
+
+
+BOM_BYTES = "\ufeff".encode("utf-8")
+
+
+class _LeadingComments:
+    """An input's binary lines, passed on to :func:`read_conllu`, keeping the comments and
+    blank lines before its first sentence: all of the input when it has no sentence, to
+    be written back as the comments of parsed sentences are."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.name = getattr(stream, "name", "<stdin>")
+        self.lines: list[bytes] | None = []
+
+    def __iter__(self):
+        for line in self.stream:
+            if self.lines is not None:
+                body = line.removeprefix(BOM_BYTES).strip()
+                if body and not body.startswith(b"#"):
+                    self.lines = None           # a sentence: nothing to keep
+                else:
+                    self.lines.append(line)
+            yield line
+
+    def text(self) -> str:
+        """The lines kept (valid UTF-8, as :func:`read_conllu` checked them)."""
+        return b"".join(self.lines or []).decode("utf-8")
+
+    def close(self) -> None:
+        if self.stream is not sys.stdin.buffer:
+            self.stream.close()
+
+
+def _open_input(path: str | None):
+    """``path`` opened in binary, or standard input; a file that cannot be opened is a
+    :class:`CorpusError`."""
+    if not path:
+        return sys.stdin.buffer
+    try:
+        return open(path, "rb")
+    except OSError as error:
+        raise CorpusError(path, None, f"cannot open: {error.strerror}") from None
+
+
+def _warn_unseen_scripts(tokenizer, text: str, name: str) -> None:
+    """One warning for the scripts of ``text`` that the model's tokenizer never saw."""
+    unseen = tokenizer.unseen_scripts(text)
+    if unseen:
+        scripts = ", ".join(f"{script} ({n} character{'s' * (n > 1)})"
+                            for script, n in unseen.items())
+        log.warning("polyparse: warning: %s: text in a script that the model's tokenizer "
+                    "was not trained on: %s; it is likely to come out as one token and one "
+                    "sentence", name, scripts)
 
 
 def _read_text(path: str | None) -> str:
@@ -408,6 +489,12 @@ def _gap(args) -> None:
     from . import gap
     from .pipeline import Parser, make_decoder
 
+    _check_outputs(args.jsonl, args.plot)
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise UsageError("--plot needs matplotlib: pip install 'polyparse[plot]'") from None
     parser = Parser.load(args.model)
     single_root = parser.config.single_root
     if args.time_limit is not None and args.time_limit <= 0:
@@ -429,10 +516,7 @@ def _gap(args) -> None:
         print(f"{fallbacks} of {len(records)} sentence(s) fell back at the time limit",
               file=summary_file)
     if args.plot:
-        try:
-            gap.plot(records, args.plot)
-        except ImportError:
-            raise UsageError("--plot needs matplotlib: pip install 'polyparse[plot]'") from None
+        gap.plot(records, args.plot)
 
 
 # -- download ------------------------------------------------------------------------
@@ -511,17 +595,24 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(message)s", stream=sys.stderr)
     try:
-        args.run(args)
-    except (CorpusError, ModelFileError, UsageError) as error:
+        with stop_signals_raise():
+            args.run(args)
+    except (CorpusError, ModelFileError, OutputError, UsageError) as error:
         print(f"polyparse: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("polyparse: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         with contextlib.suppress(OSError):
             sys.stderr.close()
         return 0
+    except (Exception, KeyboardInterrupt) as error:
+        stop = stop_behind(error)     # a Stopped, or an error a stop signal caused
+        if stop is not None:
+            print(f"polyparse: {stop}", file=sys.stderr)
+            return stop.exit_status
+        if isinstance(error, KeyboardInterrupt):
+            print("polyparse: interrupted", file=sys.stderr)
+            return 130
+        raise
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -20,6 +21,7 @@ from polyparse.corpora.files import atomic_write
 
 FORMAT = "polyparse-model"
 FORMAT_VERSION = 1
+ZIP_MAGIC = b"PK\x03\x04"   # a .npz file is a zip archive
 
 
 class ModelFileError(Exception):
@@ -55,14 +57,19 @@ def save(path: str | Path, contents: ModelFile) -> None:
 
 
 def load(path: str | Path) -> ModelFile:
-    """Read a model file written by :func:`save`."""
+    """Read a model file written by :func:`save`.
+
+    Any other file, a ``.npz`` of Python objects included, is a :class:`ModelFileError`
+    saying that it is not a polyparse model file; nothing in it is unpickled.
+    """
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            arrays = {key: npz[key] for key in npz.files}
+        file = open(path, "rb")
     except FileNotFoundError:
         raise ModelFileError(f"{path}: no such model file") from None
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
-        raise ModelFileError(f"{path}: not a polyparse model file ({error})") from None
+    except OSError as error:
+        raise ModelFileError(f"{path}: cannot read the model file: {error.strerror}") from None
+    with file:
+        arrays = _arrays(file, path)
     if "metadata" not in arrays:
         raise ModelFileError(f"{path}: not a polyparse model file (no metadata entry)")
     try:
@@ -75,3 +82,22 @@ def load(path: str | Path) -> ModelFile:
         raise ModelFileError(f"{path}: model format version {meta.get('format_version')} is "
                              f"not supported (this polyparse reads version {FORMAT_VERSION})")
     return ModelFile(meta, arrays)
+
+
+def _arrays(file, path: str | Path) -> dict:
+    """The arrays of the open ``.npz`` ``file``; numpy's own messages are not passed on,
+    as some of them advise loading the file with pickle."""
+    if file.read(len(ZIP_MAGIC)) != ZIP_MAGIC:
+        raise ModelFileError(f"{path}: not a polyparse model file (not a .npz archive)")
+    file.seek(0)
+    try:
+        with np.load(file, allow_pickle=False) as npz:
+            return {key: npz[key] for key in npz.files}
+    except ValueError as error:
+        if "allow_pickle" in str(error):
+            raise ModelFileError(f"{path}: not a polyparse model file (it holds Python "
+                                 "objects, which polyparse never loads)") from None
+        raise ModelFileError(f"{path}: not a polyparse model file (an array in it cannot "
+                             "be read)") from None
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as error:
+        raise ModelFileError(f"{path}: damaged model file ({error})") from None

@@ -17,7 +17,6 @@ import inspect
 import itertools
 import logging
 import multiprocessing
-import signal
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -27,6 +26,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, ROOT, Sentence
+from polyparse.corpora.signals import end_pool, in_worker
 from polyparse.corpora.tokenizer import Tokenizer
 from polyparse.corpora.word_clusters import read_word_clusters
 from polyparse.decoders import DECODERS, Decoder
@@ -454,7 +454,7 @@ class Parser:
                                 initargs=(str(self.path) if self.path else None,))
         finally:
             _WORKER = None
-        with pool:
+        try:
             pending: deque = deque()
             for chunk in chunks:
                 pending.append(pool.apply_async(_parse_in_worker, (chunk, retag)))
@@ -462,6 +462,8 @@ class Parser:
                     yield from self._collect(pending.popleft().get())
             while pending:
                 yield from self._collect(pending.popleft().get())
+        finally:
+            end_pool(pool)
 
     def _collect(self, done: tuple[list[Sentence], int]) -> list[Sentence]:
         """A worker's parsed chunk; its fallbacks are added to :attr:`fallbacks`."""
@@ -544,7 +546,7 @@ _WORKER: Parser | None = None
 
 def _init_worker(path: str | None) -> None:
     global _WORKER
-    signal.signal(signal.SIGINT, signal.SIG_IGN)     # the parent handles Ctrl-C
+    in_worker()     # the parent handles Ctrl-C; SIGTERM from the pool ends it at once
     if _WORKER is None:             # spawned, not forked: load the model once
         _WORKER = Parser.load(path)
     # load the compiled tagging and parsing kernels now, while the parent reads input

@@ -7,6 +7,8 @@ import multiprocessing
 
 import numpy as np
 
+from polyparse.corpora.signals import end_pool, in_worker
+
 # What forked workers inherit: (trainer, examples, model, decoder, weights).
 _WORKER: tuple = ()
 
@@ -30,14 +32,14 @@ class BatchInference:
         if self.jobs > 1:
             global _WORKER
             _WORKER = self.state
-            self.pool = multiprocessing.get_context("fork").Pool(self.jobs)
+            self.pool = multiprocessing.get_context("fork").Pool(self.jobs,
+                                                                 initializer=in_worker)
         return self
 
     def __exit__(self, *exc) -> None:
         global _WORKER
         if self.pool is not None:
-            self.pool.terminate()
-            self.pool.join()
+            end_pool(self.pool)
             _WORKER = ()
 
     def __call__(self, indices: np.ndarray, relaxed: list[bool]) -> list:

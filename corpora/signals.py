@@ -1,0 +1,136 @@
+"""Stop signals (SIGINT, SIGTERM, SIGHUP) as an exception, so that a stopped run cleans up.
+
+Python turns only SIGINT into an exception (:class:`KeyboardInterrupt`); SIGTERM (``kill``,
+``timeout``, a batch scheduler) and SIGHUP (a closed terminal) end the process at once,
+leaving the temporary file of :func:`~corpora.files.atomic_write` behind. Inside
+:func:`stop_signals_raise` all three raise :class:`Stopped`, which unwinds the stack like
+Ctrl-C: every ``with atomic_write(...)`` removes its temporary file and the file it would
+have replaced stays as it was.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+#: The signals that ask a run to stop, as far as the platform has them.
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                     if hasattr(signal, name))
+
+
+class Stopped(KeyboardInterrupt):
+    """A stop signal arrived; a :class:`KeyboardInterrupt`, so code that cleans up after
+    Ctrl-C does the same for SIGTERM and SIGHUP.
+
+    Examples
+    --------
+    >>> Stopped(signal.SIGTERM).exit_status
+    143
+    >>> str(Stopped(signal.SIGTERM))
+    'stopped by SIGTERM'
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_status(self) -> int:
+        """``128 + signum``, as a shell reports a process ended by the signal."""
+        return 128 + self.signum
+
+    def __str__(self) -> str:
+        return f"stopped by {signal.Signals(self.signum).name}"
+
+
+@contextmanager
+def stop_signals_raise() -> Iterator[None]:
+    """Within the block, a stop signal raises :class:`Stopped` in the main thread (every
+    one: a first one swallowed by some library must not make the run deaf; clean-up that
+    must not be cut short holds them back with :func:`block_stop_signals`). A signal that
+    is ignored stays ignored (``nohup`` ignores SIGHUP, a shell ignores SIGINT in a
+    background job). The previous handlers are restored on leaving. Outside the main
+    thread (where Python cannot set handlers) this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame) -> None:
+        raise Stopped(signum)
+
+    previous = {signum: signal.signal(signum, stop) for signum in STOP_SIGNALS
+                if signal.getsignal(signum) is not signal.SIG_IGN}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def stop_behind(error: BaseException) -> Stopped | None:
+    """The :class:`Stopped` that caused ``error``, if any: a signal that arrives while
+    compiled code calls back into Python (numba's dispatcher, for one) comes out as a
+    ``SystemError`` whose cause is the :class:`Stopped`."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, Stopped):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def block_stop_signals() -> object:
+    """Hold back stop signals in this thread until :func:`unblock_stop_signals`; returns
+    the mask to restore (None where the platform cannot block signals)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+
+
+def unblock_stop_signals(mask: object) -> None:
+    """Restore the mask returned by :func:`block_stop_signals`; a signal held back is
+    handled now."""
+    if mask is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def in_worker() -> None:
+    """Initializer of a worker process: Ctrl-C is ignored (the parent, in the same process
+    group, handles it and ends the pool), SIGTERM and SIGHUP end the worker at once (how
+    the parent's pool ends its workers), without a traceback. A worker writes no file."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in STOP_SIGNALS:
+        if signum != signal.SIGINT:
+            signal.signal(signum, signal.SIG_DFL)
+
+
+#: Seconds :func:`end_pool` waits for ``Pool.terminate``.
+POOL_END_TIMEOUT = 3.0
+
+
+def end_pool(pool) -> None:
+    """``pool.terminate()`` (a ``multiprocessing`` pool), but never hanging the process.
+
+    When a run is stopped while tasks are in flight, ``Pool.terminate`` kills a worker
+    that may be sending its result, holding the lock of the result queue; the pool's
+    task thread then waits for that lock forever, and ``terminate`` with it (seen in
+    ``eval/faults.py``: a stopped ``train --jobs 2`` hung for ten minutes). So terminate
+    runs in a thread of its own; if it has not ended after :data:`POOL_END_TIMEOUT`
+    seconds, the workers still alive are killed and the process goes on, leaving that
+    thread (a daemon) behind.
+    """
+    ender = threading.Thread(target=pool.terminate, name="end_pool", daemon=True)
+    ender.start()
+    ender.join(POOL_END_TIMEOUT)
+    if ender.is_alive():
+        workers = [child for child in multiprocessing.active_children()
+                   if child.daemon]                 # pool workers are daemons
+        for worker in workers:
+            worker.kill()
+        for worker in workers:
+            worker.join(POOL_END_TIMEOUT)
