@@ -1,0 +1,7 @@
+"""Sentences, the CoNLL-U/CoNLL-X reader and writer, tokenizer, downloads.
+
+Each of polyparse's four packages imports :mod:`corpora.cache` in its ``__init__``, which
+points numba's cache away from the installed sources before any kernel is defined.
+"""
+
+from . import cache  # noqa: F401

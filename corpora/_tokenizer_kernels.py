@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-import polyparse.corpora.cache  # noqa: F401  (numba's cache folder, set before any kernel)
 
 SPACE = 32
 WHITESPACE = 1          # class number of whitespace characters

@@ -6,8 +6,8 @@ Importing this module points numba's cache there (``<cache>/numba``) unless
 sources whenever that folder is writable, i.e. into ``site-packages`` for an installed
 polyparse; ``pip uninstall`` does not know those files, leaves their folders behind,
 and Python then imports the leftover folders as empty namespace packages that shadow a
-later editable install. Every module with ``cache=True`` kernels imports this module
-before it defines them.
+later editable install. The ``__init__`` of each of polyparse's four packages imports
+this module, so it runs before any module of theirs defines a ``cache=True`` kernel.
 """
 
 from __future__ import annotations

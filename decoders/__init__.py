@@ -5,6 +5,7 @@ Every module of this package that defines a decoder registers it with
 plugs in by adding one module.
 """
 
+import polyparse.corpora.cache  # noqa: F401  (numba's cache folder, before any kernel)
 import importlib
 import pkgutil
 

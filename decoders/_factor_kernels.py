@@ -14,7 +14,6 @@ become soft max-marginals (what a variable's soft message is made of).
 
 import numpy as np
 from numba import njit
-import polyparse.corpora.cache  # noqa: F401  (numba's cache folder, set before any kernel)
 
 from ._kernels import OK, mst_heads
 

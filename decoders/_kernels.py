@@ -9,7 +9,6 @@ status into an exception with a message. Column 0 and the diagonal of ``S`` are 
 
 import numpy as np
 from numba import njit
-import polyparse.corpora.cache  # noqa: F401  (numba's cache folder, set before any kernel)
 
 #: The tree was found.
 OK = 0

@@ -18,7 +18,6 @@ Tables of part types the model does not have are empty (size 0) and skipped.
 
 import numpy as np
 from numba import njit
-import polyparse.corpora.cache  # noqa: F401  (numba's cache folder, set before any kernel)
 
 
 @njit(cache=True)

@@ -6,6 +6,7 @@ Collins (2010), McDonald and Pereira (2006) and Martins, Smith, Xing (2009); see
 :mod:`features.templates`.
 """
 
+import polyparse.corpora.cache  # noqa: F401  (numba's cache folder, before any kernel)
 from .extractor import FeatureConfig, FeatureExtractor
 from .templates import LABEL_TEMPLATES, PART_TEMPLATES, TEMPLATE_SETS, PartTemplates
 from .vocab import FIELDS, EncodedSentence, Vocabulary

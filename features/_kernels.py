@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-import polyparse.corpora.cache  # noqa: F401  (numba's cache folder, set before any kernel)
 
 ANCHOR_H, ANCHOR_M, ANCHOR_X, ANCHOR_B, ANCHOR_ARC = 0, 1, 2, 3, 4
 N_ANCHORS = 5
@@ -431,7 +430,7 @@ def _features(ids, rows, table, salt, bits, valency):
     return indptr, out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def arc_scores(ids, table, salt, bits, W):
     """Scores of every arc ``(h, m)``, features hashed and weighed in one pass.
 
@@ -456,7 +455,9 @@ def arc_scores(ids, table, salt, bits, W):
     the in-between values is kept per class of m's words too, and changes only when a
     value enters or its count grows: at most one event per word of the sweep, which
     each class applies when one of its m comes. An arc then costs O(1) amortized.
-    Diagonal and column 0 are ``-inf`` (not arcs).
+    Diagonal and column 0 are ``-inf`` (not arcs). The kernel releases the GIL, so that
+    the arc and the label scores of a long sentence can be computed side by side in two
+    threads (:meth:`parser.model.LinearModel.arc_scores`).
 
     Parameters
     ----------

@@ -6,7 +6,6 @@ Pure functions over numpy arrays (style.md); :mod:`parser.weights` wraps them.
 from __future__ import annotations
 
 import numba
-import polyparse.corpora.cache  # noqa: F401  (numba's cache folder, set before any kernel)
 import numpy as np
 
 

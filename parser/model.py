@@ -11,6 +11,7 @@ per arc). The flat weight vector is ``[w_parts, W_labels.ravel()]`` with
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +21,10 @@ from polyparse.corpora.sentence import ROOT, Sentence
 from polyparse.decoders import Parts, PartType
 from polyparse.decoders.higher_order import build_parts
 from polyparse.features.extractor import FeatureExtractor
+
+THREADED_WORDS = 200
+"""Sentences of at least this many words get their arc and label scores computed in two
+threads (:meth:`LinearModel.arc_scores`): below it a thread costs more than it saves."""
 
 
 @dataclass
@@ -166,14 +171,23 @@ class LinearModel:
         The features of the ``n^2`` arcs are hashed and weighed in one pass and never
         stored (:meth:`FeatureExtractor.arc_scores`): memory O(n^2), time O(n^2) times
         the templates, where :meth:`example` then :meth:`scores` hold every arc's feature
-        row and pay O(|h - m|) per in-between template (O(n^3)).
+        row and pay O(|h - m|) per in-between template (O(n^3)). From
+        :data:`THREADED_WORDS` words on, the arc and the label scores (about half of the
+        time each) are computed in two threads.
         """
         if v is None:
             v = self.weights
         encoded = self.extractor.encode(sentence)
-        S = self.extractor.arc_scores(encoded, v[:self.part_dim])
         label_matrix = v[self.part_dim:].reshape(self.label_dim, len(self.labels))
-        best, labels = self.extractor.best_label_scores(encoded, label_matrix)
+        if len(sentence) < THREADED_WORDS:
+            S = self.extractor.arc_scores(encoded, v[:self.part_dim])
+            best, labels = self.extractor.best_label_scores(encoded, label_matrix)
+        else:       # two GIL-free kernels of about the same cost, side by side
+            with ThreadPoolExecutor(1) as pool:
+                label_job = pool.submit(self.extractor.best_label_scores, encoded,
+                                        label_matrix)
+                S = self.extractor.arc_scores(encoded, v[:self.part_dim])
+                best, labels = label_job.result()
         S += best
         arcs = self.candidate_arcs(sentence)
         if arcs is not None:

@@ -55,6 +55,22 @@ def test_fused_arc_scores_equal_the_feature_rows(source):
     _check_fused_scores(chosen, _random_model(sentences[:200], np.random.default_rng(0)))
 
 
+def test_threaded_arc_and_label_scores_equal_the_serial_ones(sample_dev, monkeypatch):
+    """From THREADED_WORDS words on, arc and label scores are computed in two threads:
+    the same matrices as one after the other, and as the feature rows."""
+    from polyparse.parser import model as model_module
+
+    model = _random_model(sample_dev, np.random.default_rng(2))
+    chosen = sorted(sample_dev, key=len)[-3:]
+    serial = [model.arc_scores(s) for s in chosen]
+    monkeypatch.setattr(model_module, "THREADED_WORDS", 1)
+    for sentence, (S, labels) in zip(chosen, serial):
+        S2, labels2 = model.arc_scores(sentence)
+        np.testing.assert_array_equal(S2, S)
+        np.testing.assert_array_equal(labels2, labels)
+    _check_fused_scores(chosen, model)
+
+
 def test_fused_arc_scores_of_a_pruned_model_keep_only_candidates(sample_dev):
     model = _random_model(sample_dev, np.random.default_rng(1))
     keep = np.array([[0, 2], [2, 1], [2, 3], [1, 3]])

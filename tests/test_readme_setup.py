@@ -82,3 +82,4 @@ def test_both_readme_commands_leave_a_working_cli(order, tmp_path):
                           **where).stdout.strip()
     leftovers = sorted(str(p.relative_to(site)) for p in Path(site).glob("polyparse/**/*.nb*"))
     assert not leftovers, f"numba cache files inside site-packages: {leftovers[:5]}"
+

@@ -18,7 +18,6 @@ starting with ``t``, ``trans[t, T]`` ending with ``t``.
 from __future__ import annotations
 
 import numba
-import polyparse.corpora.cache  # noqa: F401  (numba's cache folder, set before any kernel)
 import numpy as np
 
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)

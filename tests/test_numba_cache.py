@@ -1,0 +1,32 @@
+"""numba's cache lives in polyparse's cache folder, whichever kernel module is imported
+first (issue 11: cache files written next to the installed sources outlived
+``pip uninstall`` and shadowed a later editable install)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+KERNEL_MODULES = sorted(
+    "polyparse." + ".".join(path.relative_to(REPO).with_suffix("").parts)
+    for package in ("corpora", "features", "decoders", "parser")
+    for path in (REPO / package).rglob("*.py")
+    if "cache=True" in path.read_text(encoding="utf-8"))
+
+
+def test_there_are_kernel_modules_to_check():
+    assert len(KERNEL_MODULES) >= 6, KERNEL_MODULES
+
+
+@pytest.mark.parametrize("module", KERNEL_MODULES)
+def test_importing_a_kernel_module_first_points_numba_at_our_cache(module, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["POLYPARSE_CACHE"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", f"import {module}, numba; "
+                          "print(numba.config.CACHE_DIR)"], env=env, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert out == str(tmp_path / "numba")
