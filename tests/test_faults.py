@@ -352,7 +352,7 @@ def test_text_in_an_unseen_script_warns_once(sample_model_path, capsys, caplog):
 
 def test_scripts_are_stored_with_the_tokenizer_and_absent_in_older_models(sample_model_path):
     tokenizer = pipeline.Parser.load(sample_model_path).tokenizer
-    assert set(tokenizer.scripts_) == {"Latin"} and tokenizer.scripts_["Latin"] > 10_000
+    assert set(tokenizer.scripts_) == {"Latin"} and tokenizer.scripts_["Latin"] > 5_000
     assert tokenizer.unseen_scripts("Привет, 世界") == {"Cyrillic": 6, "Han": 2}
     data, arrays = tokenizer.to_json()
     del data["scripts"]                              # as a model saved before they were
