@@ -51,3 +51,18 @@ def ud_file(name: str, split: str = "train") -> Path:
     if not path.exists():
         pytest.skip(f"{path} not found")
     return path
+
+
+def through_model_file(meta: dict, arrays: dict) -> tuple[dict, dict]:
+    """``(meta, arrays)`` as a model file gives them back: JSON text and an ``.npz``
+    loaded without pickles."""
+    import io
+    import json
+
+    import numpy as np
+
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    buffer.seek(0)
+    with np.load(buffer, allow_pickle=False) as npz:
+        return json.loads(json.dumps(meta)), dict(npz)

@@ -3,13 +3,12 @@ plain-Python twins, fitting, and storage."""
 
 from __future__ import annotations
 
-import io
 import json
 
 import numpy as np
 import pytest
 
-from conftest import SAMPLE, ud_file
+from conftest import SAMPLE, through_model_file, ud_file
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.corpora.sentence import ROOT, Sentence
 from polyparse.parser.tagging import Lemmatizer, Tagger, with_lemmas
@@ -194,11 +193,7 @@ def test_raw_text_words_all_get_a_lemma(sample):
 def test_save_load_gives_identical_lemmas(sample):
     train, dev, tagger, lemmatizer = sample
     meta, arrays = lemmatizer.to_arrays()
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    buffer.seek(0)
-    with np.load(buffer, allow_pickle=False) as npz:
-        loaded = Lemmatizer.from_arrays(json.loads(json.dumps(meta)), dict(npz))
+    loaded = Lemmatizer.from_arrays(*through_model_file(meta, arrays))
     assert loaded.predict(dev, tagger) == lemmatizer.predict(dev, tagger)
     assert np.array_equal(loaded.weights_, lemmatizer.weights_)
     assert loaded.rules_ == lemmatizer.rules_ and loaded.dictionary_ == lemmatizer.dictionary_

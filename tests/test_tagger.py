@@ -8,7 +8,6 @@ real data is skipped, being too slow without the JIT).
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
 import os
@@ -27,7 +26,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarn
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "corpora" / "sample"
-from conftest import UD  # noqa: E402  (the shared treebanks, $POLYPARSE_UD)
+from conftest import UD, through_model_file  # noqa: E402  (the shared treebanks, $POLYPARSE_UD)
 JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") != "1"
 
 # ---------------------------------------------------------------------------------------
@@ -512,11 +511,7 @@ def test_fits_tiny_corpus_exactly():
 
 def test_save_load_gives_identical_tags(sample, sample_tagger):
     meta, arrays = sample_tagger.to_arrays()
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    buffer.seek(0)
-    with np.load(buffer, allow_pickle=False) as npz:
-        loaded = Tagger.from_arrays(json.loads(json.dumps(meta)), dict(npz))
+    loaded = Tagger.from_arrays(*through_model_file(meta, arrays))
     dev = sample[1]
     assert loaded.predict(dev) == sample_tagger.predict(dev)
     for a, b in zip(loaded.layers_, sample_tagger.layers_):
