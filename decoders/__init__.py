@@ -9,13 +9,15 @@ import polyparse.corpora.cache  # noqa: F401  (numba's cache folder, before any 
 import importlib
 import pkgutil
 
-from .base import (DECODERS, Budget, DecodeResult, Decoder, OptionError,
-                   TimeLimitReached, hamming_cost, register)
+from .base import (DECODERS, Budget, DecodeResult, Decoder, TimeLimitReached, decoder_class,
+                   hamming_cost, make_decoder, register)
+from .declared import Declared, Option, OptionError
 from .parts import Parts, PartType, arc_parts
 
 for _module in pkgutil.iter_modules(__path__):
     if not _module.name.startswith("_"):
         importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["DECODERS", "Budget", "DecodeResult", "Decoder", "OptionError", "Parts",
+__all__ = ["DECODERS", "Budget", "DecodeResult", "Declared", "Decoder", "Option",
+           "OptionError", "Parts", "decoder_class", "make_decoder",
            "PartType", "TimeLimitReached", "arc_parts", "hamming_cost", "register"]

@@ -9,16 +9,14 @@ free from :meth:`Decoder.decode_cost_augmented`.
 
 from __future__ import annotations
 
-import inspect
 import time
-import types
-import typing
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar
 
 import numpy as np
 
+from .declared import Declared
 from .parts import Parts, PartType, arc_parts
 
 
@@ -58,7 +56,7 @@ class DecodeResult:
         return bool(np.all(np.minimum(self.output, 1.0 - self.output) <= 1e-6))
 
 
-class Decoder(ABC):
+class Decoder(Declared, ABC):
     """Maximize ``scores @ z`` over the structures of ``parts``.
 
     Parameters
@@ -68,40 +66,13 @@ class Decoder(ABC):
         number of root children is allowed (CoNLL-X).
     """
 
-    name: ClassVar[str] = ""
+    kind: ClassVar[str] = "decoder"
+    fixed: ClassVar[frozenset] = frozenset({"single_root"})
     part_types: ClassVar[frozenset] = frozenset({PartType.ARC})
     """The part types whose scores the decoder takes into account."""
 
     def __init__(self, *, single_root: bool = True) -> None:
         self.single_root = single_root
-
-    @classmethod
-    def options(cls) -> dict[str, inspect.Parameter]:
-        """The options the decoder takes, by name: the keyword-only parameters of its
-        ``__init__`` (and its bases'), each declared once there with its type and
-        default; ``single_root`` included."""
-        declared: dict[str, inspect.Parameter] = {}
-        for klass in reversed(cls.__mro__):
-            if "__init__" in vars(klass) and issubclass(klass, Decoder):
-                hints = typing.get_type_hints(klass.__init__)
-                for p in inspect.signature(klass.__init__).parameters.values():
-                    if p.kind == p.KEYWORD_ONLY:
-                        declared[p.name] = p.replace(annotation=hints.get(p.name, p.empty))
-        return declared
-
-    @classmethod
-    def check_options(cls, options: dict) -> None:
-        """Raise :class:`OptionError` if an option of ``options`` is not one the decoder
-        declares (:meth:`options`) or has a value not of its declared type."""
-        declared = cls.options()
-        unknown = [name for name in options if name not in declared]
-        if unknown:
-            raise OptionError(cls.name, unknown)
-        for name, value in options.items():
-            hint = declared[name].annotation
-            if hint is not inspect.Parameter.empty and not _conforms(value, hint):
-                raise OptionError(cls.name, [], f"option {name} of decoder {cls.name!r} "
-                                                f"takes {_type_name(hint)}, not {value!r}")
 
     @abstractmethod
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
@@ -154,37 +125,6 @@ def tree_result(S: np.ndarray, heads: np.ndarray, stats: dict) -> DecodeResult:
     return DecodeResult(output=output, heads=heads, value=value, stats=stats)
 
 
-class OptionError(ValueError):
-    """Options a decoder does not take (``unknown``), or a value of the wrong type."""
-
-    def __init__(self, decoder: str, unknown: list[str], message: str | None = None) -> None:
-        self.decoder = decoder
-        self.unknown = list(unknown)
-        super().__init__(message or f"decoder {decoder!r} does not take option(s): "
-                                    f"{', '.join(self.unknown)}")
-
-
-def _conforms(value, hint) -> bool:
-    """Whether ``value`` is of the declared type ``hint`` (an int is a float too)."""
-    if hint is typing.Any:
-        return True
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return any(_conforms(value, arg) for arg in typing.get_args(hint))
-    if hint is type(None):
-        return value is None
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, typing.get_origin(hint) or hint)
-
-
-def _type_name(hint) -> str:
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return " or ".join(_type_name(arg) for arg in typing.get_args(hint))
-    return "None" if hint is type(None) else getattr(hint, "__name__", str(hint))
-
-
 class TimeLimitReached(Exception):
     """A decoder's time budget ran out in ``stage`` (``"build"``, ``"lp"``, ``"ilp"``)."""
 
@@ -227,3 +167,20 @@ def register(name: str) -> Callable[[type[Decoder]], type[Decoder]]:
         return cls
 
     return wrap
+
+
+def decoder_class(name: str) -> type[Decoder]:
+    """The registered decoder ``name``; ``ValueError`` naming the choices if none."""
+    if name not in DECODERS:
+        raise ValueError(f"unknown decoder {name!r}; choose from {', '.join(sorted(DECODERS))}")
+    return DECODERS[name]
+
+
+def make_decoder(name: str, single_root: bool = True, **options) -> Decoder:
+    """Decoder ``name`` with ``options``, checked against the options it declares
+    (:meth:`~decoders.declared.Declared.check_options`: an
+    :class:`~decoders.declared.OptionError` for one it does not take or a value of the
+    wrong type)."""
+    cls = decoder_class(name)
+    cls.check_options(options)
+    return cls(single_root=single_root, **options)

@@ -26,7 +26,8 @@ single_thread()
 import numpy as np  # noqa: E402
 
 from polyparse.parser import gap  # noqa: E402
-from polyparse.parser.pipeline import Parser, TrainConfig, make_decoder  # noqa: E402
+from polyparse.decoders import make_decoder  # noqa: E402
+from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 ETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 

@@ -36,7 +36,7 @@ single_thread()   # one core, as the figures are stated
 
 from polyparse.corpora.sentence import Sentence  # noqa: E402
 from polyparse.corpora.word_clusters import read_word_clusters  # noqa: E402
-from polyparse.parser.pipeline import LEMMATIZER_EPOCHS, TAGGER_EPOCHS  # noqa: E402
+from polyparse.parser.training import LEMMATIZER_EPOCHS, TAGGER_EPOCHS  # noqa: E402
 from polyparse.parser.tagging import Lemmatizer, Tagger, jackknife  # noqa: E402
 
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")

@@ -26,7 +26,8 @@ from _common import RESULTS, single_thread, treebank, write_table
 single_thread()
 
 from polyparse.parser.evaluate import attachment_scores  # noqa: E402
-from polyparse.parser.pipeline import Parser, TrainConfig, make_decoder  # noqa: E402
+from polyparse.decoders import make_decoder  # noqa: E402
+from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 
 #: Decoders compared: the exact ILP, LP + MST rounding + local search (the LP decoder's

@@ -457,7 +457,7 @@ def arc_scores(ids, table, salt, bits, W):
     each class applies when one of its m comes. An arc then costs O(1) amortized.
     Diagonal and column 0 are ``-inf`` (not arcs). The kernel releases the GIL, so that
     the arc and the label scores of a long sentence can be computed side by side in two
-    threads (:meth:`parser.model.LinearModel.arc_scores`).
+    threads (:meth:`learning.model.LinearModel.arc_scores`).
 
     Parameters
     ----------

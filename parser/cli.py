@@ -24,6 +24,10 @@ from polyparse.corpora.files import OutputError, atomic_write, check_writable
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS
 from polyparse.corpora.signals import stop_behind, stop_signals_raise
 
+from polyparse.decoders import DECODERS, make_decoder
+from polyparse.learning.trainers import TRAINERS, make_trainer
+
+from .flags import add_flags, chosen
 from .model_file import ModelFileError
 
 log = logging.getLogger("polyparse")
@@ -50,23 +54,12 @@ def _add_train(sub) -> None:
                         "2 + valency and non-projective arcs (default 1)")
     p.add_argument("--consecutive-siblings", action="store_true",
                    help="consecutive sibling parts instead of all sibling pairs")
-    p.add_argument("--eta", default=None,
-                   help="ssg: probability of relaxed (LP) loss-augmented inference, a "
-                        "number in [0, 1] or 'sqrt' for eta_t = t^-1/2 (default 0: exact)")
-    p.add_argument("--solver", default=None, help="ILP solver: highs (default) or a pulp "
-                   "solver (CBC, GLPK, GUROBI, CPLEX)")
-    p.add_argument("--time-limit", type=float, default=None, metavar="S",
-                   help="lp/ilp seconds per sentence, all stages included; then a cheaper "
-                        "tree (MST, or the rounded LP) is used and counted")
-    p.add_argument("--flow", choices=["multi", "single"], default=None,
-                   help="commodity flow of the ILP/LP (default multi: the tighter LP)")
     p.add_argument("--max-heads", type=int, default=None,
                    help="pruning: candidate heads kept per word (default 10)")
-    p.add_argument("--trainer", default="ssg", help="trainer: ssg (stochastic subgradient, "
-                   "Pegasos steps, averaged; default) or perceptron")
+    p.add_argument("--trainer", default="ssg", choices=sorted(TRAINERS), metavar="T",
+                   help="trainer: " + "; ".join(f"{name}: {_summary(cls)}"
+                                                 for name, cls in sorted(TRAINERS.items())))
     p.add_argument("--epochs", type=int, default=10, help="passes over the data (default 10)")
-    p.add_argument("--lambda", dest="lambda_", type=float, default=None,
-                   help="regularization constant of the ssg trainer (default 1e-5)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0): same seed, "
                    "same model")
     p.add_argument("--multi-root", action="store_true",
@@ -92,29 +85,30 @@ def _add_train(sub) -> None:
                    help="Brown word clusters from unlabelled text for the tagger's features, "
                         "one 'bit string TAB word [TAB count]' per line (Liang's paths "
                         "format); 'polyparse download-clusters en' fetches English ones")
-    p.add_argument("--batch", type=int, default=None, metavar="B",
-                   help="sentences per update (default 1; with --jobs N, default N): "
-                        "mini-batch steps, whose inferences run in parallel")
-    p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="decode each mini-batch on N processes (default 1); the model is "
-                        "the same as with --jobs 1 and the same --batch")
     p.add_argument("--checkpoint", metavar="FILE",
                    help="also save the model after every epoch to FILE, so that a long "
                         "run that is stopped leaves a usable model")
+    add_flags(p, TRAINERS, "trainer options (each for the trainers in brackets, or all)")
+    add_flags(p, DECODERS, "decoder options (each for the decoders in brackets)")
     p.set_defaults(run=_train)
 
 
 def _train(args) -> None:
     from .pipeline import Parser, TrainConfig
 
-    _positive(jackknife=args.jackknife, tagger_epochs=args.tagger_epochs, jobs=args.jobs,
-              batch=args.batch)
+    _positive(jackknife=args.jackknife, tagger_epochs=args.tagger_epochs)
     if args.no_tagger and args.word_clusters:
         raise UsageError("--word-clusters are features of the tagger: drop --no-tagger")
     decoder = args.decoder or ("mst" if args.order == "1" else "ilp")
-    decoder_options = _decoder_options(decoder, solver=args.solver,
-                                       time_limit=args.time_limit, flow=args.flow)
-    batch = args.batch if args.batch is not None or args.jobs is None else args.jobs
+    if decoder not in DECODERS:
+        raise UsageError(f"unknown decoder {decoder!r}; choose from {', '.join(sorted(DECODERS))}")
+    try:
+        trainer_options = chosen(args, TRAINERS, args.trainer)
+        decoder_options = chosen(args, DECODERS, decoder)
+        make_trainer(args.trainer, **trainer_options)           # values checked now
+        make_decoder(decoder, **decoder_options)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     _check_outputs(args.model, args.checkpoint)
     single_root = not args.multi_root
     train = read_treebank(args.train, fmt=args.format, single_root=single_root)
@@ -122,8 +116,7 @@ def _train(args) -> None:
     config = TrainConfig(
         trainer=args.trainer, decoder=decoder,
         single_root=single_root, epochs=args.epochs, seed=args.seed,
-        trainer_options=_given(lambda_=args.lambda_, eta=_eta(args.eta), jobs=args.jobs,
-                               batch=batch),
+        trainer_options=trainer_options,
         decoder_options=decoder_options,
         features=_given(bits=args.bits, label_bits=args.label_bits),
         parts=dict(order=args.order, **_given(consecutive_siblings=args.consecutive_siblings
@@ -159,41 +152,15 @@ def _given(**options) -> dict:
     return {k: v for k, v in options.items() if v is not None}
 
 
-def _decoder_options(name: str, **given) -> dict:
-    """The decoder options given on the command line, checked against those decoder
-    ``name`` declares, before any long work starts."""
-    from polyparse.decoders import OptionError
-
-    from .pipeline import decoder_class
-
-    options = _given(**given)
-    try:
-        decoder_class(name).check_options(options)
-    except OptionError as error:
-        if not error.unknown:
-            raise UsageError(str(error)) from None
-        flags = ", ".join("--" + option.replace("_", "-") for option in error.unknown)
-        raise UsageError(f"decoder {name!r} does not take {flags}") from None
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    if options.get("time_limit") is not None and options["time_limit"] <= 0:
-        raise UsageError(f"--time-limit must be positive, not {options['time_limit']}")
-    return options
+def _summary(cls) -> str:
+    """The first sentence of a component's docstring."""
+    return (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ").rstrip(".")
 
 
 def _positive(**options) -> None:
     for name, value in options.items():
         if value is not None and value < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
-
-
-def _eta(text: str | None) -> float | str | None:
-    if text is None or text == "sqrt":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise UsageError(f"--eta takes a number in [0, 1] or 'sqrt', not {text!r}") from None
 
 
 # -- parse ---------------------------------------------------------------------------
@@ -227,14 +194,12 @@ def _add_parse(sub) -> None:
                    help="decode with D (mst, eisner, lp, ilp) instead of the decoder the "
                         "model was trained with; it must handle the model's parts (order 1: "
                         "any; higher orders: lp or ilp)")
-    p.add_argument("--time-limit", type=float, default=None, metavar="S",
-                   help="lp/ilp: seconds per sentence for all of decoding (building the "
-                        "program, the LP, rounding, branch and bound); a sentence that runs "
-                        "out gets a cheaper tree (MST, or the rounded LP) and is counted")
     p.add_argument("--max-words", type=int, default=MAX_SENTENCE_WORDS, metavar="N",
                    help="raw text: cut a sentence longer than N words where the sentence "
                         f"model likes it best (default {MAX_SENTENCE_WORDS}; 0: never), so "
                         "that text without punctuation does not become one sentence")
+    add_flags(p, DECODERS, "decoder options (with --decoder, or for the model's decoder; "
+                           "each for the decoders in brackets)")
     p.set_defaults(run=_parse)
 
 
@@ -251,13 +216,13 @@ def _parse(args) -> None:
         raise UsageError(f"--text is raw text; it cannot be read as {fmt}")
     _check_outputs(args.output)
     parser = Parser.load(args.model)
-    if args.decoder is not None or args.time_limit is not None:
-        name = args.decoder or parser.config.decoder
-        options = _decoder_options(name, time_limit=args.time_limit)
-        try:
+    name = args.decoder or parser.config.decoder
+    try:
+        options = chosen(args, DECODERS, name) if name in DECODERS else {}
+        if args.decoder is not None or options:
             parser.use_decoder(name, **options)
-        except ValueError as error:
-            raise UsageError(f"{args.model}: {error}") from None
+    except ValueError as error:
+        raise UsageError(f"{args.model}: {error}") from None
     name = "--text" if args.text is not None else args.input or "<stdin>"
     leading = None
     try:
@@ -487,7 +452,7 @@ def _add_gap(sub) -> None:
 
 def _gap(args) -> None:
     from . import gap
-    from .pipeline import Parser, make_decoder
+    from .pipeline import Parser
 
     _check_outputs(args.jsonl, args.plot)
     if args.plot:

@@ -16,7 +16,7 @@ import numpy as np
 from polyparse.corpora.sentence import Sentence
 from polyparse.decoders import Decoder
 
-from .model import LinearModel
+from polyparse.learning.model import LinearModel
 
 LENGTH_BINS = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 10 ** 9))
 

@@ -13,158 +13,33 @@ trees:
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import logging
-import multiprocessing
-from collections import deque
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
 import numpy as np
 
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, ROOT, Sentence
-from polyparse.corpora.signals import end_pool, in_worker
 from polyparse.corpora.tokenizer import Tokenizer
-from polyparse.corpora.word_clusters import read_word_clusters
-from polyparse.decoders import DECODERS, Decoder
-from polyparse.decoders.higher_order import build_parts
-from polyparse.features.extractor import FeatureConfig, FeatureExtractor
+from polyparse.learning.examples import Examples
+from polyparse.learning.inference import predict
+from polyparse.learning.model import LinearModel
+from polyparse.learning.trainers import TrainReport, make_trainer
 
-from . import model_file
+from . import parser_file, training
+from .config import TrainConfig, config_decoder
 from .evaluate import attachment_scores
-from .inference import predict
-from .model import Example, LinearModel
-from .pruning import Pruner
-from .tagging import Lemmatizer, Tagger, jackknife, with_lemmas
-from .trainers import TRAINERS, Trainer, TrainReport
+from .tagging import Lemmatizer, Tagger
+from .training import without_lemmas
+from .workers import parse_in_processes
 
 log = logging.getLogger("polyparse.train")
 
-TAGGER_EPOCHS = 8
-LEMMATIZER_EPOCHS = 5
 CHUNK = 64
 """Sentences tagged together and sent to a worker process at a time."""
-
-
-@dataclass
-class TrainConfig:
-    """Everything that decides a training run (stored in the model file).
-
-    ``tokenizer`` and ``tagger`` are the options of the :class:`~corpora.tokenizer.Tokenizer`
-    and of the :class:`~parser.tagging.Tagger` (plus ``"epochs"``, default 8; its
-    ``"clusters"`` is the path of a word-cluster file, read when training) trained
-    with the parser, or ``None`` for none; ``lemmatizer`` the options of the
-    :class:`~parser.tagging.Lemmatizer` (plus ``"epochs"``, default 5), trained whenever
-    the tagger is, on the jackknifed tags, unless it is ``None``. The tokenizer is
-    trained by default, when the treebank has ``# text`` comments. The tagger is trained
-    when ``tagger`` is a dict (``{}`` for the defaults; ``polyparse train`` does so
-    unless ``--no-tagger``); the default ``None`` keeps the parser on the treebank's gold
-    tags, as before, so that experiments on gold tags keep their meaning. With a tagger
-    the parser is trained on tags predicted by ``jackknife``-fold cross-tagging, and
-    without lemmas
-    (``lemmas=None`` means: lemmas only when there is no tagger): its features were
-    chosen and measured without them on predicted input, and the lemmatizer's output is
-    for the LEMMA column, not for the parser.
-    """
-
-    trainer: str = "ssg"
-    decoder: str = "mst"
-    single_root: bool = True
-    epochs: int = 10
-    seed: int = 0
-    trainer_options: dict = field(default_factory=dict)
-    decoder_options: dict = field(default_factory=dict)
-    features: dict = field(default_factory=dict)
-    parts: dict = field(default_factory=dict)      # build_parts options: order, ...
-    relaxed_decoder: str = "lp"                    # SSG-eta's relaxed inference
-    prune: bool | None = None                      # default: for higher-order models
-    pruner: dict = field(default_factory=dict)     # threshold, max_heads, epochs
-    tokenizer: dict | None = field(default_factory=dict)
-    tagger: dict | None = None
-    lemmatizer: dict | None = field(default_factory=dict)
-    jackknife: int = 10
-    lemmas: bool | None = None
-
-    @property
-    def order(self) -> str:
-        return str(self.parts.get("order", "1"))
-
-    @property
-    def pruned(self) -> bool:
-        return self.order != "1" if self.prune is None else self.prune
-
-    @property
-    def uses_lemmas(self) -> bool:
-        """Whether the parser's features see the LEMMA column."""
-        return self.tagger is None if self.lemmas is None else self.lemmas
-
-
-def decoder_class(name: str) -> type[Decoder]:
-    """The registered decoder ``name``; ``ValueError`` naming the choices if none."""
-    if name not in DECODERS:
-        raise ValueError(f"unknown decoder {name!r}; choose from {', '.join(sorted(DECODERS))}")
-    return DECODERS[name]
-
-
-def make_decoder(name: str, single_root: bool, **options) -> Decoder:
-    """Decoder ``name`` with ``options``, checked against the options it declares
-    (:meth:`Decoder.check_options`: an :class:`~decoders.base.OptionError` for one it
-    does not take or a value of the wrong type)."""
-    cls = decoder_class(name)
-    cls.check_options(options)
-    return cls(single_root=single_root, **options)
-
-
-def config_decoder(config: TrainConfig) -> Decoder:
-    """The decoder of ``config``, checked to take every part type of its model."""
-    decoder = make_decoder(config.decoder, config.single_root, **config.decoder_options)
-    if not set(build_parts(3, **config.parts).offsets) <= decoder.part_types:
-        raise ValueError(f"decoder {config.decoder!r} cannot decode order {config.order} "
-                         "models (use ilp or lp)")
-    return decoder
-
-
-def make_trainer(name: str, **options) -> Trainer:
-    """Build trainer ``name`` from the options it accepts.
-
-    Options set to ``None`` are left at the trainer's default; an option the trainer
-    does not take is an error.
-    """
-    if name not in TRAINERS:
-        raise ValueError(f"unknown trainer {name!r}; choose from {', '.join(sorted(TRAINERS))}")
-    cls = TRAINERS[name]
-    accepted = set()
-    for klass in cls.__mro__:
-        if "__init__" in vars(klass):
-            accepted |= {p.name for p in inspect.signature(klass.__init__).parameters.values()
-                         if p.kind == p.KEYWORD_ONLY}
-    options = {k: v for k, v in options.items() if v is not None}
-    unknown = sorted(set(options) - accepted)
-    if unknown:
-        raise ValueError(f"trainer {name!r} does not take option(s): {', '.join(unknown)}")
-    return cls(**options)
-
-
-class Examples(Sequence):
-    """Training examples made on demand (features of a treebank do not fit in memory);
-    the pruned candidate arcs of each sentence are computed once and kept."""
-
-    def __init__(self, model: LinearModel, sentences: Sequence[Sentence]) -> None:
-        self.model = model
-        self.sentences = sentences
-        self._arcs: dict[int, np.ndarray | None] = {}
-
-    def __len__(self) -> int:
-        return len(self.sentences)
-
-    def __getitem__(self, i: int) -> Example:
-        sentence = self.sentences[i]
-        if i not in self._arcs:
-            self._arcs[i] = self.model.candidate_arcs(sentence, gold=True)
-        return self.model.example(sentence, gold=True, arcs=self._arcs[i])
 
 
 class MissingComponentError(ValueError):
@@ -228,97 +103,34 @@ class Parser:
     def train(cls, train: Sequence[Sentence], config: TrainConfig,
               dev: Sequence[Sentence] | None = None, *, progress: bool = False,
               checkpoint: str | Path | None = None) -> "Parser":
-        """Fit the tokenizer (if ``train`` has ``# text``), the tagger (unless
-        ``config.tagger`` is None) and with it the lemmatizer (on the jackknifed tags,
-        unless ``config.lemmatizer`` is None), then the parser on jackknifed tags: its
-        feature map and labels, the pruner if the model is pruned, then the weights.
+        """Fit the tokenizer, tagger, lemmatizer, feature map and pruner
+        (:func:`parser.training.prepare`), then the weights by ``config.trainer``.
 
         ``dev`` (gold trees) is parsed after every epoch, with the tags the tagger
         predicts for it when there is one. With ``checkpoint``, the parser with the
-        averaged weights so far is saved there after every epoch, so that a long run
-        that is stopped still leaves a model.
+        weights so far is saved there after every epoch, so that a long run that is
+        stopped still leaves a model.
         """
         config_decoder(config)
-        trainer = _trainer(config, progress)
+        trainer = make_trainer(config.trainer, epochs=config.epochs, seed=config.seed,
+                               progress=progress, **config.trainer_options)
         if config.tagger is not None and not 2 <= config.jackknife <= len(train):
             raise ValueError(f"jackknifing needs between 2 and {len(train)} folds (the number "
                              f"of training sentences), not {config.jackknife}")
-        tagger_options = dict(config.tagger or {})
-        epochs = int(tagger_options.pop("epochs", TAGGER_EPOCHS))
-        if tagger_options.get("clusters") is not None:
-            tagger_options["clusters"] = read_word_clusters(tagger_options["clusters"])
-        tokenizer = tagger = lemmatizer = None
-        if config.tokenizer is not None and any(s.text is not None for s in train):
-            tokenizer = Tokenizer(**{"seed": config.seed, **config.tokenizer}).fit(train)
-            log.info("tokenizer: trained on the # text of %d sentences",
-                     sum(s.text is not None for s in train))
-        parser_train, parser_dev = list(train), list(dev) if dev else None
-        if config.tagger is not None:
-            # Jackknifing first: its taggers are gone before the kept one is trained.
-            parser_train = jackknife(train, config.jackknife, epochs=epochs, seed=config.seed,
-                                     **tagger_options)
-            tagger = Tagger(**tagger_options).fit(train, epochs=epochs, seed=config.seed)
-            log.info("tagger: training tags jackknifed in %d folds, UPOS accuracy %.2f",
-                     config.jackknife, _upos_accuracy(train, parser_train))
-            if config.lemmatizer is not None:
-                options = dict(config.lemmatizer)
-                lemmatizer_epochs = int(options.pop("epochs", LEMMATIZER_EPOCHS))
-                lemmatizer = Lemmatizer(**options).fit(parser_train, tagger,
-                                                       epochs=lemmatizer_epochs,
-                                                       seed=config.seed)
+        prepared = training.prepare(train, config, dev, progress=progress)
+        parser = cls(prepared.model, config, TrainReport(), tokenizer=prepared.tokenizer,
+                     tagger=prepared.tagger, lemmatizer=prepared.lemmatizer)
+        examples = Examples(prepared.model, prepared.train)
+        for stats in trainer.run(examples, prepared.model, parser.decoder):
             if dev:
-                parser_dev = tagger.tag(dev)
-                log.info("tagger: dev UPOS accuracy %.2f", _upos_accuracy(dev, parser_dev))
-                if lemmatizer is not None:
-                    parser_dev = lemmatizer.lemmatize(parser_dev, tagger)
-                    log.info("lemmatizer: dev lemma accuracy %.2f",
-                             _accuracy(dev, parser_dev, "lemmas"))
-        if not config.uses_lemmas:
-            parser_train = [_without_lemmas(s) for s in parser_train]
-        extractor = FeatureExtractor(FeatureConfig.from_json(config.features)).fit(
-            parser_train, parts=config.parts)
-        config.features = extractor.config.to_json()
-        log.info("features: 2**%d part features, 2**%d label features",
-                 extractor.config.bits, extractor.config.label_bits)
-        labels = sorted({label for s in train for label in s.deprels[1:]})
-        pruner = cls._train_pruner(extractor, labels, parser_train, config, parser_dev,
-                                   progress) if config.pruned else None
-        model = LinearModel(extractor, labels, parts=config.parts, pruner=pruner)
-        parser = cls(model, config, tokenizer=tokenizer, tagger=tagger, lemmatizer=lemmatizer)
-        def after_epoch(weights: np.ndarray, report: TrainReport) -> dict:
-            model.weights = weights
+                scores = attachment_scores(dev, parser.parse(prepared.dev)).all_words
+                stats.dev = {"uas": scores["uas"], "las": scores["las"]}
+                log.info("epoch %d: dev UAS %.2f, LAS %.2f", stats.epoch, stats.dev["uas"],
+                         stats.dev["las"])
+            parser.report.epochs.append(stats)
             if checkpoint is not None:
-                parser.report = report
                 parser.save(checkpoint)
-            if not dev:
-                return {}
-            scores = attachment_scores(dev, parser.parse(parser_dev)).all_words
-            return {"uas": scores["uas"], "las": scores["las"]}
-        parser.report = trainer.fit(Examples(model, parser_train), model, parser.decoder,
-                                    dev=after_epoch if dev or checkpoint else None)
         return parser
-
-    @staticmethod
-    def _train_pruner(extractor, labels, train, config, dev, progress) -> Pruner:
-        """An arc-factored labeled model trained by the perceptron and MST on 90% of
-        ``train``; its temperature is calibrated on the other 10% (scores of sentences
-        it was trained on would make it far too sure of itself)."""
-        options = dict(config.pruner)
-        epochs = int(options.pop("epochs", 2))
-        held_out = max(1, len(train) // 10)
-        model = LinearModel(extractor, labels)
-        trainer = make_trainer("perceptron", epochs=epochs, seed=config.seed, progress=progress)
-        trainer.fit(Examples(model, train[:-held_out]), model,
-                    make_decoder("mst", config.single_root))
-        pruner = Pruner(model, config.single_root, **options)
-        calibration = pruner.calibrate(list(train[-held_out:]))
-        log.info("pruner: temperature %g, held-out oracle UAS %.2f, %.2f arcs/word",
-                 calibration["temperature"], calibration["oracle_uas"],
-                 calibration["arcs_per_word"])
-        if dev:
-            log.info("pruner: dev oracle UAS %(oracle_uas).2f, %(arcs_per_word).2f arcs/word",
-                     pruner.oracle(dev))
-        return pruner
 
     # -- parsing --------------------------------------------------------------------
 
@@ -326,7 +138,7 @@ class Parser:
         """``sentence`` with predicted HEAD and DEPREL (its tags as given)."""
         if len(sentence) == 0:
             return sentence
-        seen = sentence if self.config.uses_lemmas else _without_lemmas(sentence)
+        seen = sentence if self.config.uses_lemmas else without_lemmas(sentence)
         if self.model.arc_factored:
             # O(n^2) memory: no feature rows and no part index for the n^2 arcs
             S, labels = self.model.arc_scores(seen)
@@ -363,8 +175,8 @@ class Parser:
             raise ValueError(f"jobs must be >= 1, not {jobs}")
         chunks = _chunks(sentences, CHUNK)
         if jobs > 1:
-            return self._parse_in_processes(chunks, retag, jobs)
-        return (parsed for chunk in chunks for parsed in self._parse_chunk(chunk, retag))
+            return parse_in_processes(self, chunks, retag, jobs)
+        return (parsed for chunk in chunks for parsed in self.parse_chunk(chunk, retag))
 
     def tag(self, sentences: Sequence[Sentence]) -> list[Sentence]:
         """Copies of ``sentences`` with the tagger's UPOS, XPOS and FEATS, and the
@@ -435,183 +247,30 @@ class Parser:
         where = f"{self.path}: " if self.path else ""
         raise MissingComponentError(f"{where}cannot {purpose}: {detail}")
 
-    def _parse_chunk(self, chunk: list[Sentence], retag: bool) -> list[Sentence]:
+    def parse_chunk(self, chunk: list[Sentence], retag: bool) -> list[Sentence]:
+        """Tag (with ``retag``) and parse one chunk of sentences."""
         if retag:
             chunk = self.tag(chunk)
         return [self.parse_one(s) for s in chunk]
-
-    def _parse_in_processes(self, chunks: Iterator[list[Sentence]], retag: bool,
-                            jobs: int) -> Iterator[Sentence]:
-        global _WORKER
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        if context.get_start_method() != "fork" and self.path is None:
-            raise ValueError("parsing on several processes without fork needs a parser "
-                             "loaded from a file (Parser.load)")
-        _WORKER = self          # inherited by forked workers; spawned ones load self.path
-        try:
-            pool = context.Pool(jobs, initializer=_init_worker,
-                                initargs=(str(self.path) if self.path else None,))
-        finally:
-            _WORKER = None
-        try:
-            pending: deque = deque()
-            for chunk in chunks:
-                pending.append(pool.apply_async(_parse_in_worker, (chunk, retag)))
-                if len(pending) >= 2 * jobs:
-                    yield from self._collect(pending.popleft().get())
-            while pending:
-                yield from self._collect(pending.popleft().get())
-        finally:
-            end_pool(pool)
-
-    def _collect(self, done: tuple[list[Sentence], int]) -> list[Sentence]:
-        """A worker's parsed chunk; its fallbacks are added to :attr:`fallbacks`."""
-        parsed, fallbacks = done
-        self.fallbacks += fallbacks
-        return parsed
 
     # -- files ----------------------------------------------------------------------
 
     def save(self, path: str | Path) -> None:
         """Write the parser, and its tokenizer, tagger and lemmatizer if any, to one model
-        file: their arrays under the prefixes ``tokenizer_``, ``tagger_`` and
-        ``lemmatizer_``, their JSON in the metadata."""
-        pruner = self.model.pruner
-        meta = {
-            "features": self.model.extractor.to_json(),
-            "labels": self.model.labels,
-            "training": asdict(self.config),
-            "pruner": pruner.to_json() if pruner else None,
-            "report": self.report.to_json() if self.report else [],
-            "tokenizer": None,
-            "tagger": None,
-            "lemmatizer": None,
-        }
-        arrays = _sparse_weights("", self.model.weights)
-        if pruner:
-            arrays.update(_sparse_weights("pruner_", pruner.model.weights))
-        if self.tokenizer is not None:
-            meta["tokenizer"], tokenizer_arrays = self.tokenizer.to_json()
-            arrays.update(_prefixed("tokenizer_", tokenizer_arrays))
-        if self.tagger is not None:
-            meta["tagger"], tagger_arrays = self.tagger.to_arrays()
-            arrays.update(_prefixed("tagger_", tagger_arrays))
-        if self.lemmatizer is not None:
-            meta["lemmatizer"], lemmatizer_arrays = self.lemmatizer.to_arrays()
-            arrays.update(_prefixed("lemmatizer_", lemmatizer_arrays))
-        model_file.save(path, model_file.ModelFile(meta, arrays))
+        file (:func:`parser.parser_file.write`)."""
+        parser_file.write(self, path)
 
     @classmethod
     def load(cls, path: str | Path) -> "Parser":
-        """Read a model file; one written before tokenizers, taggers and lemmatizers
-        were stored loads as a parser without them."""
-        contents = model_file.load(path)
-        meta, arrays = contents.metadata, contents.arrays
-        try:
-            extractor = FeatureExtractor.from_json(meta["features"])
-            # A model without these keys predates them: no tokenizer, tagger, lemmatizer.
-            config = TrainConfig(**{"tokenizer": None, "tagger": None, "lemmatizer": None,
-                                    **meta["training"]})
-            pruner = None
-            if meta["pruner"]:
-                pruner_model = LinearModel(extractor, meta["labels"])
-                _load_weights(pruner_model, arrays, "pruner_")
-                pruner = Pruner(pruner_model, **meta["pruner"])
-            model = LinearModel(extractor, meta["labels"], parts=config.parts, pruner=pruner)
-            _load_weights(model, arrays, "")
-            tokenizer = tagger = lemmatizer = None
-            if meta.get("tokenizer"):
-                tokenizer = Tokenizer.from_json(meta["tokenizer"],
-                                                _unprefixed("tokenizer_", arrays))
-            if meta.get("tagger"):
-                tagger = Tagger.from_arrays(meta["tagger"], _unprefixed("tagger_", arrays))
-            if meta.get("lemmatizer") and tagger is not None:
-                lemmatizer = Lemmatizer.from_arrays(meta["lemmatizer"],
-                                                    _unprefixed("lemmatizer_", arrays))
-            report = TrainReport.from_json(meta.get("report", []))
-        except (KeyError, TypeError, ValueError) as error:
-            raise model_file.ModelFileError(f"{path}: damaged model file ({error})") from None
-        parser = cls(model, config, report, tokenizer=tokenizer, tagger=tagger,
-                     lemmatizer=lemmatizer)
+        """Read a model file (:func:`parser.parser_file.read`)."""
+        stored = parser_file.read(path)
+        parser = cls(stored.model, stored.config, stored.report, tokenizer=stored.tokenizer,
+                     tagger=stored.tagger, lemmatizer=stored.lemmatizer)
         parser.path = Path(path)
         return parser
-
-
-# -- worker processes ------------------------------------------------------------------
-
-_WORKER: Parser | None = None
-"""The parser of a worker process (set in the parent just before forking)."""
-
-
-def _init_worker(path: str | None) -> None:
-    global _WORKER
-    in_worker()     # the parent handles Ctrl-C; SIGTERM from the pool ends it at once
-    if _WORKER is None:             # spawned, not forked: load the model once
-        _WORKER = Parser.load(path)
-    # load the compiled tagging and parsing kernels now, while the parent reads input
-    _WORKER._parse_chunk([Sentence.from_words(["Go", "."])], _WORKER.tagger is not None)
-
-
-def _parse_in_worker(chunk: list[Sentence], retag: bool) -> tuple[list[Sentence], int]:
-    before = _WORKER.fallbacks
-    parsed = _WORKER._parse_chunk(chunk, retag)
-    return parsed, _WORKER.fallbacks - before
-
-
-# -- helpers ---------------------------------------------------------------------------
-
-def _trainer(config: TrainConfig, progress: bool) -> Trainer:
-    options = dict(config.trainer_options)
-    if options.get("eta"):
-        options["relaxed"] = make_decoder(config.relaxed_decoder, config.single_root)
-    return make_trainer(config.trainer, epochs=config.epochs, seed=config.seed,
-                        progress=progress, **options)
 
 
 def _chunks(items: Iterable, size: int) -> Iterator[list]:
     iterator = iter(items)
     while chunk := list(itertools.islice(iterator, size)):
         yield chunk
-
-
-def _without_lemmas(sentence: Sentence) -> Sentence:
-    """``sentence`` with LEMMA ``_`` (fields and lines): what the parser sees when it
-    was trained without lemmas."""
-    if all(lemma == "_" for lemma in sentence.lemmas[1:]):
-        return sentence
-    return with_lemmas(sentence, ("_",) * len(sentence.forms))
-
-
-def _upos_accuracy(gold: Sequence[Sentence], predicted: Sequence[Sentence]) -> float:
-    return _accuracy(gold, predicted, "upos")
-
-
-def _accuracy(gold: Sequence[Sentence], predicted: Sequence[Sentence], name: str) -> float:
-    """Percentage of the words whose field ``name`` is the same in both."""
-    words = sum(len(s) for s in gold)
-    right = sum(a == b for g, p in zip(gold, predicted)
-                for a, b in zip(getattr(g, name)[1:], getattr(p, name)[1:]))
-    return 100.0 * right / words if words else 0.0
-
-
-def _prefixed(prefix: str, arrays: dict) -> dict:
-    return {prefix + name: array for name, array in arrays.items()}
-
-
-def _unprefixed(prefix: str, arrays: dict) -> dict:
-    return {name[len(prefix):]: array for name, array in arrays.items()
-            if name.startswith(prefix)}
-
-
-def _sparse_weights(prefix: str, weights: np.ndarray) -> dict:
-    nonzero = np.flatnonzero(weights)
-    return {f"{prefix}weight_index": nonzero.astype(np.int64),
-            f"{prefix}weight_value": weights[nonzero].astype(np.float32)}
-
-
-def _load_weights(model: LinearModel, arrays: dict, prefix: str) -> None:
-    index = arrays[f"{prefix}weight_index"]
-    if index.size and (index.min() < 0 or index.max() >= model.dim):
-        raise ValueError("weight index out of range")
-    model.weights[index] = arrays[f"{prefix}weight_value"]

@@ -29,6 +29,7 @@ from polyparse.corpora.files import OutputError, atomic_write
 from polyparse.corpora import signals
 from polyparse.corpora.signals import STOP_SIGNALS, Stopped, stop_behind
 from polyparse.corpora.tokenizer import Tokenizer, script_of
+from polyparse.learning.examples import Examples
 from polyparse.parser import gap, pipeline
 from polyparse.parser.cli import main
 
@@ -91,7 +92,7 @@ def test_train_stopped_keeps_earlier_model_and_checkpoint(moment, signum, tmp_pa
     model.write_bytes(EARLIER)
     checkpoint.write_bytes(EARLIER)
     if moment == "training":                           # mid-epoch: the 50th example
-        signal_on_call(monkeypatch, pipeline.Examples, "__getitem__", 50, signum)
+        signal_on_call(monkeypatch, Examples, "__getitem__", 50, signum)
     else:                                              # the complete temporary file
         signal_on_call(monkeypatch, os, "fsync", 1, signum)     # exists, not yet renamed
     extra = ["--checkpoint", checkpoint] if moment == "checkpoint save" else []

@@ -17,8 +17,10 @@ from polyparse.decoders.lp import LPDecoder
 from polyparse.decoders.mst import chu_liu_edmonds
 from polyparse.features.extractor import FeatureConfig, FeatureExtractor
 from polyparse.parser.cli import main
-from polyparse.parser.model import LinearModel
-from polyparse.parser.pipeline import Parser, TrainConfig, config_decoder, make_decoder
+from polyparse.learning.model import LinearModel
+from polyparse.decoders import make_decoder
+from polyparse.parser.config import config_decoder
+from polyparse.parser.pipeline import Parser, TrainConfig
 
 from conftest import SAMPLE, ud_file
 
@@ -58,7 +60,7 @@ def test_fused_arc_scores_equal_the_feature_rows(source):
 def test_threaded_arc_and_label_scores_equal_the_serial_ones(sample_dev, monkeypatch):
     """From THREADED_WORDS words on, arc and label scores are computed in two threads:
     the same matrices as one after the other, and as the feature rows."""
-    from polyparse.parser import model as model_module
+    from polyparse.learning import model as model_module
 
     model = _random_model(sample_dev, np.random.default_rng(2))
     chosen = sorted(sample_dev, key=len)[-3:]

@@ -13,7 +13,7 @@ from conftest import REPO
 
 KERNEL_MODULES = sorted(
     "polyparse." + ".".join(path.relative_to(REPO).with_suffix("").parts)
-    for package in ("corpora", "features", "decoders", "parser")
+    for package in ("corpora", "features", "decoders", "learning", "parser")
     for path in (REPO / package).rglob("*.py")
     if "cache=True" in path.read_text(encoding="utf-8"))
 

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from polyparse.parser.evaluate import attachment_scores
-from polyparse.parser.pipeline import Parser, TrainConfig, make_trainer
-from polyparse.parser.trainers import TRAINERS
+from polyparse.learning.trainers import make_trainer
+from polyparse.parser.pipeline import Parser, TrainConfig
+from polyparse.learning.trainers import TRAINERS
 
 SMALL = {"bits": 20, "label_bits": 14}
 
@@ -54,9 +55,34 @@ def test_trainer_options_are_checked():
     with pytest.raises(ValueError, match="does not take"):
         make_trainer("perceptron", lambda_=1e-3)
     with pytest.raises(ValueError, match="2 jobs need mini-batches of at least 2"):
-        make_trainer("ssg", jobs=2)
+        make_trainer("ssg", jobs=2, batch=1)
+    assert make_trainer("ssg", jobs=2).batch == 2          # batch defaults to jobs
+    with pytest.raises(ValueError, match="takes float or 'sqrt', not 'often'"):
+        make_trainer("ssg", eta="often")
     with pytest.raises(ValueError, match="unknown trainer"):
         make_trainer("nope")
+
+
+def test_cli_flags_come_from_the_declarations(tmp_path, capsys):
+    """Every settable option of every trainer is a flag of ``train``; a flag the chosen
+    trainer does not declare is refused before any work, naming the flag."""
+    from polyparse.learning.trainers import TRAINERS
+    from polyparse.parser.cli import build_parser, main
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["train", "--help"])
+    help_text = capsys.readouterr().out
+    for cls in TRAINERS.values():
+        for option in cls.settable().values():
+            assert option.flag in help_text or "--no-" + option.flag[2:] in help_text
+    assert main(["train", "--train", "missing.conllu", "--model", str(tmp_path / "m.npz"),
+                 "--trainer", "perceptron", "--eta", "0.5"]) == 2
+    assert "trainer 'perceptron' does not take --eta" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:                 # argparse's own exit
+        main(["train", "--train", "missing.conllu", "--model", str(tmp_path / "m.npz"),
+              "--eta", "often"])
+    assert stop.value.code == 2
+    assert "--eta takes float or 'sqrt', not 'often'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("trainer, options, parts", [

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from polyparse.parser import _kernels
-from polyparse.parser.weights import AveragedWeights
+from polyparse.learning import _kernels
+from polyparse.learning.weights import AveragedWeights
 
 
 def _sparse_add_twin(v, acc, indices, values, step, scale, total_scale):

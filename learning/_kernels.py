@@ -1,6 +1,6 @@
 """Numba kernels of the parser's weight vector: sparse scaled updates and their average.
 
-Pure functions over numpy arrays (style.md); :mod:`parser.weights` wraps them.
+Pure functions over numpy arrays (style.md); :mod:`learning.weights` wraps them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ def sparse_add(v, acc, indices, values, step, scale, total_scale):
     """``w += step * delta`` for a sparse ``delta``, where ``w = scale * v``.
 
     ``acc`` keeps ``sum of the iterates = total_scale * v - acc`` true (``total_scale``
-    is the sum of the scales of the finished iterates, ``parser.weights``): a change
+    is the sum of the scales of the finished iterates, ``learning.weights``): a change
     ``d`` of ``v[i]`` adds ``total_scale * d`` to ``acc[i]``. Duplicated indices add
     up. Returns the change of ``||v||^2``.
     """

@@ -77,7 +77,7 @@ class LinearModel:
         Keyword arguments of :func:`decoders.higher_order.build_parts` (``order``,
         ``consecutive_siblings``, ``max_valency``): which part types the model scores.
     pruner:
-        A :class:`parser.pruning.Pruner` giving the candidate arcs (all arcs if None).
+        A :class:`learning.pruning.Pruner` giving the candidate arcs (all arcs if None).
     """
 
     def __init__(self, extractor: FeatureExtractor, labels: list[str],

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from .base import OnlineTrainer, register
 from ..inference import find_constraint
+from .base import OnlineTrainer, register
 
 
 @register("perceptron")
 class PerceptronTrainer(OnlineTrainer):
-    """``w <- w - (Phi(z_hat) - Phi(z*))`` whenever the prediction is wrong.
+    """The averaged perceptron: ``w <- w - (Phi(z_hat) - Phi(z*))`` whenever the
+    prediction is wrong.
 
     The prediction is the plain argmax (no cost augmentation); the reported objective
     is the mean perceptron loss ``s(z_hat) - s(z*)``.
     """
 
-    def inference(self, example, model, decoder, relaxed, v, scale):
+    def inference(self, example, model, decoder, relaxed, v, scale, state):
         return find_constraint(model, example, decoder, v, scale, cost_augmented=False)
 
     def update(self, t, constraints, weights):

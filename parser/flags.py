@@ -1,0 +1,79 @@
+"""Command-line flags made from declared options (:mod:`decoders.declared`).
+
+Every option that a registered decoder or trainer declares becomes one flag, with the
+type, default and description of its declaration; the flags of one kind of component
+share a group of the help. After parsing, :func:`chosen` keeps the flags given and
+checks them against the one component chosen (``--trainer dlpw --eta 1`` is an error
+naming ``--eta``), before any long work starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from polyparse.decoders import Declared, Option, OptionError
+
+
+def add_flags(parser: argparse.ArgumentParser, components: dict[str, type[Declared]],
+              title: str, *, only: set[str] | None = None) -> None:
+    """Add a group ``title`` with one flag per settable option of ``components`` (or
+    of the option names in ``only``); every flag defaults to None (not given)."""
+    by_name: dict[str, tuple[Option, list[str]]] = {}
+    for component, cls in sorted(components.items()):
+        for name, option in cls.settable().items():
+            if only is not None and name not in only:
+                continue
+            known = by_name.setdefault(name, (option, []))
+            if known[0].annotation != option.annotation:
+                raise TypeError(f"option {name} is declared as {known[0].annotation} and as "
+                                f"{option.annotation}: one name, one type")
+            known[1].append(component)
+    group = parser.add_argument_group(title)
+    for name, (option, owners) in by_name.items():
+        where = f" [{', '.join(owners)}]" if len(owners) < len(components) else ""
+        text = _plain(option.help)
+        default = "" if option.default is None else f" (default {option.default})"
+        if option.is_flag:
+            flag = option.flag if not option.default else "--no-" + option.flag[2:]
+            group.add_argument(flag, dest=name, action="store_const",
+                               const=not option.default, default=None,
+                               help=f"{'turns off: ' if option.default else ''}{text}{where}")
+        else:
+            group.add_argument(option.flag, dest=name, default=None, type=_parser(option),
+                               choices=option.choices, metavar=name.rstrip("_").upper(),
+                               help=f"{text}{default}{where}")
+
+
+def chosen(args: argparse.Namespace, components: dict[str, type[Declared]],
+           name: str) -> dict:
+    """The options given on the command line for component ``name``: ValueError
+    naming the flags it does not take."""
+    given = {option: getattr(args, option)
+             for option in {o for cls in components.values() for o in cls.settable()}
+             if getattr(args, option, None) is not None}
+    cls = components[name]
+    try:
+        cls.check_options(given)
+    except OptionError as error:
+        if not error.unknown:
+            raise
+        flags = ", ".join(sorted(Option(o, None, None).flag for o in error.unknown))
+        raise ValueError(f"{cls.kind} {name!r} does not take {flags}") from None
+    return given
+
+
+def _plain(text: str) -> str:
+    """A docstring's reStructuredText as plain text: ``x`` and :role:`x` become x."""
+    text = re.sub(r":\w+:`~?([^`]*)`", r"\1", text)
+    return text.replace("``", "")
+
+
+def _parser(option: Option):
+    def parse(text: str):
+        try:
+            return option.parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    parse.__name__ = option.name
+    return parse

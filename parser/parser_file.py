@@ -1,0 +1,122 @@
+"""What of a parser goes into a model file and back (:mod:`parser.model_file` is the
+format: numpy arrays plus JSON metadata, never pickle).
+
+The parser's weights and its pruner's are stored sparsely; its tokenizer, tagger and
+lemmatizer, when it has them, put their arrays under the prefixes ``tokenizer_``,
+``tagger_`` and ``lemmatizer_`` and their JSON in the metadata, beside the training
+settings (:class:`~parser.config.TrainConfig`, which names the trainer and its declared
+options) and the training report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from polyparse.corpora.tokenizer import Tokenizer
+from polyparse.features.extractor import FeatureExtractor
+from polyparse.learning.model import LinearModel
+from polyparse.learning.pruning import Pruner
+from polyparse.learning.trainers import TrainReport
+
+from . import model_file
+from .config import TrainConfig
+from .tagging import Lemmatizer, Tagger
+
+if TYPE_CHECKING:
+    from .pipeline import Parser
+
+
+@dataclass
+class Stored:
+    """A parser's parts as read from a model file."""
+
+    model: LinearModel
+    config: TrainConfig
+    report: TrainReport
+    tokenizer: Tokenizer | None
+    tagger: Tagger | None
+    lemmatizer: Lemmatizer | None
+
+
+def write(parser: "Parser", path: str | Path) -> None:
+    """Write ``parser`` (and its tokenizer, tagger and lemmatizer if any) to one model
+    file, atomically."""
+    pruner = parser.model.pruner
+    meta = {
+        "features": parser.model.extractor.to_json(),
+        "labels": parser.model.labels,
+        "training": asdict(parser.config),
+        "pruner": pruner.to_json() if pruner else None,
+        "report": parser.report.to_json() if parser.report else [],
+        "tokenizer": None,
+        "tagger": None,
+        "lemmatizer": None,
+    }
+    arrays = _sparse_weights("", parser.model.weights)
+    if pruner:
+        arrays.update(_sparse_weights("pruner_", pruner.model.weights))
+    if parser.tokenizer is not None:
+        meta["tokenizer"], tokenizer_arrays = parser.tokenizer.to_json()
+        arrays.update(_prefixed("tokenizer_", tokenizer_arrays))
+    if parser.tagger is not None:
+        meta["tagger"], tagger_arrays = parser.tagger.to_arrays()
+        arrays.update(_prefixed("tagger_", tagger_arrays))
+    if parser.lemmatizer is not None:
+        meta["lemmatizer"], lemmatizer_arrays = parser.lemmatizer.to_arrays()
+        arrays.update(_prefixed("lemmatizer_", lemmatizer_arrays))
+    model_file.save(path, model_file.ModelFile(meta, arrays))
+
+
+def read(path: str | Path) -> Stored:
+    """Read a model file; one written before tokenizers, taggers and lemmatizers were
+    stored has none. :class:`~parser.model_file.ModelFileError` if it is damaged."""
+    contents = model_file.load(path)
+    meta, arrays = contents.metadata, contents.arrays
+    try:
+        extractor = FeatureExtractor.from_json(meta["features"])
+        config = TrainConfig.from_json(meta["training"])
+        pruner = None
+        if meta["pruner"]:
+            pruner_model = LinearModel(extractor, meta["labels"])
+            _load_weights(pruner_model, arrays, "pruner_")
+            pruner = Pruner(pruner_model, **meta["pruner"])
+        model = LinearModel(extractor, meta["labels"], parts=config.parts, pruner=pruner)
+        _load_weights(model, arrays, "")
+        tokenizer = tagger = lemmatizer = None
+        if meta.get("tokenizer"):
+            tokenizer = Tokenizer.from_json(meta["tokenizer"], _unprefixed("tokenizer_", arrays))
+        if meta.get("tagger"):
+            tagger = Tagger.from_arrays(meta["tagger"], _unprefixed("tagger_", arrays))
+        if meta.get("lemmatizer") and tagger is not None:
+            lemmatizer = Lemmatizer.from_arrays(meta["lemmatizer"],
+                                                _unprefixed("lemmatizer_", arrays))
+        report = TrainReport.from_json(meta.get("report", []))
+    except (KeyError, TypeError, ValueError) as error:
+        raise model_file.ModelFileError(f"{path}: damaged model file ({error})") from None
+    return Stored(model, config, report, tokenizer, tagger, lemmatizer)
+
+
+def _prefixed(prefix: str, arrays: dict) -> dict:
+    return {prefix + name: array for name, array in arrays.items()}
+
+
+def _unprefixed(prefix: str, arrays: dict) -> dict:
+    return {name[len(prefix):]: array for name, array in arrays.items()
+            if name.startswith(prefix)}
+
+
+def _sparse_weights(prefix: str, weights: np.ndarray) -> dict:
+    nonzero = np.flatnonzero(weights)
+    return {f"{prefix}weight_index": nonzero.astype(np.int64),
+            f"{prefix}weight_value": weights[nonzero].astype(np.float32)}
+
+
+def _load_weights(model: LinearModel, arrays: dict, prefix: str) -> None:
+    index = arrays[f"{prefix}weight_index"]
+    if index.size and (index.min() < 0 or index.max() >= model.dim):
+        raise ValueError("weight index out of range")
+    model.weights[index] = arrays[f"{prefix}weight_value"]

@@ -1,0 +1,140 @@
+"""What a training run fits before the parser's weights, in order: the tokenizer, the
+tagger (jackknifed tags for the parser) and lemmatizer, the feature map and label set,
+and the pruner; :func:`prepare` hands them on, with the parser's model, to the trainer
+(:meth:`parser.pipeline.Parser.train` runs it)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Sequence
+
+from polyparse.corpora.sentence import Sentence
+from polyparse.corpora.tokenizer import Tokenizer
+from polyparse.corpora.word_clusters import read_word_clusters
+from polyparse.decoders import make_decoder
+from polyparse.features.extractor import FeatureConfig, FeatureExtractor
+from polyparse.learning.examples import Examples
+from polyparse.learning.model import LinearModel
+from polyparse.learning.pruning import Pruner
+from polyparse.learning.trainers import make_trainer
+
+from .config import TrainConfig
+from .tagging import Lemmatizer, Tagger, jackknife, with_lemmas
+
+log = logging.getLogger("polyparse.train")
+
+TAGGER_EPOCHS = 8
+LEMMATIZER_EPOCHS = 5
+
+
+@dataclass
+class Prepared:
+    """The components of a parser before its weights are trained: ``model`` (feature
+    map, labels, pruner; zero weights), the optional ``tokenizer``, ``tagger`` and
+    ``lemmatizer``, and the sentences as the parser sees them: ``train`` (jackknifed
+    tags) and ``dev`` (the tagger's tags; None without dev)."""
+
+    model: LinearModel
+    tokenizer: Tokenizer | None
+    tagger: Tagger | None
+    lemmatizer: Lemmatizer | None
+    train: list[Sentence]
+    dev: list[Sentence] | None
+
+
+def prepare(train: Sequence[Sentence], config: TrainConfig,
+            dev: Sequence[Sentence] | None = None, *, progress: bool = False) -> Prepared:
+    """Fit the tokenizer (if ``train`` has ``# text``), the tagger (unless
+    ``config.tagger`` is None) and with it the lemmatizer (on the jackknifed tags, unless
+    ``config.lemmatizer`` is None), then the parser's feature map and labels on the
+    jackknifed tags, and the pruner if the model is pruned. ``config.features`` is set to
+    the feature configuration chosen."""
+    if config.tagger is not None and not 2 <= config.jackknife <= len(train):
+        raise ValueError(f"jackknifing needs between 2 and {len(train)} folds (the number "
+                         f"of training sentences), not {config.jackknife}")
+    tagger_options = dict(config.tagger or {})
+    epochs = int(tagger_options.pop("epochs", TAGGER_EPOCHS))
+    if tagger_options.get("clusters") is not None:
+        tagger_options["clusters"] = read_word_clusters(tagger_options["clusters"])
+    tokenizer = tagger = lemmatizer = None
+    if config.tokenizer is not None and any(s.text is not None for s in train):
+        tokenizer = Tokenizer(**{"seed": config.seed, **config.tokenizer}).fit(train)
+        log.info("tokenizer: trained on the # text of %d sentences",
+                 sum(s.text is not None for s in train))
+    parser_train, parser_dev = list(train), list(dev) if dev else None
+    if config.tagger is not None:
+        # Jackknifing first: its taggers are gone before the kept one is trained.
+        parser_train = jackknife(train, config.jackknife, epochs=epochs, seed=config.seed,
+                                 **tagger_options)
+        tagger = Tagger(**tagger_options).fit(train, epochs=epochs, seed=config.seed)
+        log.info("tagger: training tags jackknifed in %d folds, UPOS accuracy %.2f",
+                 config.jackknife, _upos_accuracy(train, parser_train))
+        if config.lemmatizer is not None:
+            options = dict(config.lemmatizer)
+            lemmatizer_epochs = int(options.pop("epochs", LEMMATIZER_EPOCHS))
+            lemmatizer = Lemmatizer(**options).fit(parser_train, tagger,
+                                                   epochs=lemmatizer_epochs,
+                                                   seed=config.seed)
+        if dev:
+            parser_dev = tagger.tag(dev)
+            log.info("tagger: dev UPOS accuracy %.2f", _upos_accuracy(dev, parser_dev))
+            if lemmatizer is not None:
+                parser_dev = lemmatizer.lemmatize(parser_dev, tagger)
+                log.info("lemmatizer: dev lemma accuracy %.2f",
+                         _accuracy(dev, parser_dev, "lemmas"))
+    if not config.uses_lemmas:
+        parser_train = [without_lemmas(s) for s in parser_train]
+    extractor = FeatureExtractor(FeatureConfig.from_json(config.features)).fit(
+        parser_train, parts=config.parts)
+    config.features = extractor.config.to_json()
+    log.info("features: 2**%d part features, 2**%d label features",
+             extractor.config.bits, extractor.config.label_bits)
+    labels = sorted({label for s in train for label in s.deprels[1:]})
+    pruner = train_pruner(extractor, labels, parser_train, config, parser_dev,
+                               progress) if config.pruned else None
+    model = LinearModel(extractor, labels, parts=config.parts, pruner=pruner)
+    model = LinearModel(extractor, labels, parts=config.parts, pruner=pruner)
+    return Prepared(model, tokenizer, tagger, lemmatizer, parser_train, parser_dev)
+
+
+def train_pruner(extractor, labels, train, config, dev, progress) -> Pruner:
+    """An arc-factored labeled model trained by the perceptron and MST on 90% of
+    ``train``; its temperature is calibrated on the other 10% (scores of sentences
+    it was trained on would make it far too sure of itself)."""
+    options = dict(config.pruner)
+    epochs = int(options.pop("epochs", 2))
+    held_out = max(1, len(train) // 10)
+    model = LinearModel(extractor, labels)
+    trainer = make_trainer("perceptron", epochs=epochs, seed=config.seed, progress=progress)
+    trainer.fit(Examples(model, train[:-held_out]), model,
+                make_decoder("mst", config.single_root))
+    pruner = Pruner(model, config.single_root, **options)
+    calibration = pruner.calibrate(list(train[-held_out:]))
+    log.info("pruner: temperature %g, held-out oracle UAS %.2f, %.2f arcs/word",
+             calibration["temperature"], calibration["oracle_uas"],
+             calibration["arcs_per_word"])
+    if dev:
+        log.info("pruner: dev oracle UAS %(oracle_uas).2f, %(arcs_per_word).2f arcs/word",
+                 pruner.oracle(dev))
+    return pruner
+
+
+def without_lemmas(sentence: Sentence) -> Sentence:
+    """``sentence`` with LEMMA ``_`` (fields and lines): what the parser sees when it
+    was trained without lemmas."""
+    if all(lemma == "_" for lemma in sentence.lemmas[1:]):
+        return sentence
+    return with_lemmas(sentence, ("_",) * len(sentence.forms))
+
+
+def _upos_accuracy(gold: Sequence[Sentence], predicted: Sequence[Sentence]) -> float:
+    return _accuracy(gold, predicted, "upos")
+
+
+def _accuracy(gold: Sequence[Sentence], predicted: Sequence[Sentence], name: str) -> float:
+    """Percentage of the words whose field ``name`` is the same in both."""
+    words = sum(len(s) for s in gold)
+    right = sum(a == b for g, p in zip(gold, predicted)
+                for a, b in zip(getattr(g, name)[1:], getattr(p, name)[1:]))
+    return 100.0 * right / words if words else 0.0

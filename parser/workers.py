@@ -1,0 +1,68 @@
+"""Parsing on a pool of worker processes (``--jobs``): each worker holds the parser once
+(inherited by ``fork``, or loaded from its model file), chunks of sentences go out and
+come back in input order, at most ``2 * jobs`` in flight."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections import deque
+from typing import TYPE_CHECKING, Iterator
+
+from polyparse.corpora.sentence import Sentence
+from polyparse.corpora.signals import end_pool, in_worker
+
+if TYPE_CHECKING:
+    from .pipeline import Parser
+
+
+def parse_in_processes(parser: "Parser", chunks: Iterator[list[Sentence]], retag: bool,
+                       jobs: int) -> Iterator[Sentence]:
+    """The parsed sentences of ``chunks``, in order; the workers' fallbacks are added to
+    ``parser.fallbacks``."""
+    global _WORKER
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    if context.get_start_method() != "fork" and parser.path is None:
+        raise ValueError("parsing on several processes without fork needs a parser "
+                         "loaded from a file (Parser.load)")
+    _WORKER = parser        # inherited by forked workers; spawned ones load parser.path
+    try:
+        pool = context.Pool(jobs, initializer=_init_worker,
+                            initargs=(type(parser), str(parser.path) if parser.path else None))
+    finally:
+        _WORKER = None
+    try:
+        pending: deque = deque()
+        for chunk in chunks:
+            pending.append(pool.apply_async(_parse_in_worker, (chunk, retag)))
+            if len(pending) >= 2 * jobs:
+                yield from _collect(parser, pending.popleft().get())
+        while pending:
+            yield from _collect(parser, pending.popleft().get())
+    finally:
+        end_pool(pool)
+
+
+def _collect(parser: "Parser", done: tuple[list[Sentence], int]) -> list[Sentence]:
+    parsed, fallbacks = done
+    parser.fallbacks += fallbacks
+    return parsed
+
+
+_WORKER: "Parser | None" = None
+"""The parser of a worker process (set in the parent just before forking)."""
+
+
+def _init_worker(cls: type, path: str | None) -> None:
+    global _WORKER
+    in_worker()     # the parent handles Ctrl-C; SIGTERM from the pool ends it at once
+    if _WORKER is None:             # spawned, not forked: load the model once
+        _WORKER = cls.load(path)
+    # load the compiled tagging and parsing kernels now, while the parent reads input
+    _WORKER.parse_chunk([Sentence.from_words(["Go", "."])], _WORKER.tagger is not None)
+
+
+def _parse_in_worker(chunk: list[Sentence], retag: bool) -> tuple[list[Sentence], int]:
+    before = _WORKER.fallbacks
+    parsed = _WORKER.parse_chunk(chunk, retag)
+    return parsed, _WORKER.fallbacks - before
