@@ -178,7 +178,7 @@ def test_decoders_declare_their_options():
     (["train", "--decoder", "eisner", "--time-limit", "5"],
      "decoder 'eisner' does not take --time-limit"),
     (["train", "--order", "2", "--decoder", "ilp", "--time-limit", "0"],
-     "--time-limit must be positive"),
+     "time_limit must be positive"),
 ])
 def test_cli_rejects_options_the_decoder_does_not_take(tmp_path, capsys, args, message):
     model = tmp_path / "m.npz"
