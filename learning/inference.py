@@ -10,7 +10,7 @@ import numpy as np
 
 from polyparse.decoders import DecodeResult, Decoder, PartType, hamming_cost
 
-from .model import Example, LinearModel
+from .model import Example, LinearModel, Scores
 
 LABEL_COST = 1.0
 """Cost of a wrong label on a correct arc; a wrong head costs 2 (Hamming over arc
@@ -52,15 +52,29 @@ def find_constraint(model: LinearModel, example: Example, decoder: Decoder,
     parts, gold = example.parts, example.gold
     if cost_augmented:
         result = decoder.decode_cost_augmented(parts, scores.parts, gold)
-        head_cost = result.cost
     else:
         result = decoder.decode(parts, scores.parts)
-        p, q = hamming_cost(parts, gold)
-        head_cost = float(p @ result.output + q)
+    return constraint_of(model, example, scores, result, cost_augmented=cost_augmented)
+
+
+def constraint_of(model: LinearModel, example: Example, scores: Scores, result: DecodeResult,
+                  *, cost_augmented: bool = True, bound: float | None = None) -> Constraint:
+    """The constraint of ``result.output`` (a tree, an LP solution, or a dual method's
+    beliefs) under ``scores`` (from :meth:`LinearModel.scores`, with the label cost when
+    ``cost_augmented``): its labeled Hamming cost, its slack and its feature difference.
+
+    The slack is ``(s + p) @ output + q - s(z*)``, or, given ``bound`` (a dual value: an
+    upper bound on ``max (s + p) @ z`` over the relaxation), ``bound + q - s(z*)``."""
+    parts, gold = example.parts, example.gold
+    p, q = hamming_cost(parts, gold)
+    head_cost = float(p @ result.output + q)
     arc_out = result.output[parts.block(PartType.ARC)]
     wrong_label = (example.gold_labels >= 0) & (scores.labels != example.gold_labels)
     cost = head_cost + LABEL_COST * float(arc_out[wrong_label].sum())
-    slack = (float(scores.parts @ result.output) + (head_cost if cost_augmented else 0.0)
-             - scores.gold)
+    if bound is not None:
+        slack = bound + q - scores.gold
+    else:
+        slack = (float(scores.parts @ result.output) + (head_cost if cost_augmented else 0.0)
+                 - scores.gold)
     delta = model.feature_difference(example, result.output, scores.labels)
     return Constraint(result, scores.labels, slack, cost, delta)
