@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import secrets
 from collections.abc import Iterator
@@ -10,6 +11,28 @@ from pathlib import Path
 from typing import IO
 
 from .signals import block_stop_signals, unblock_stop_signals
+
+_UNFINISHED: dict[Path, int] = {}
+"""The temporary files of :func:`atomic_write` not yet renamed or removed, with the
+process that made each (a forked child must not remove its parent's)."""
+
+
+def remove_unfinished() -> None:
+    """Remove this process's temporary output files that are still there: what a stop
+    signal landing between two statements of :func:`atomic_write`'s clean-up could leave.
+    The command line calls it when a run ends, whatever the way it ends; it runs at exit
+    too."""
+    mask = block_stop_signals()
+    try:
+        for temp, pid in list(_UNFINISHED.items()):
+            if pid == os.getpid():
+                temp.unlink(missing_ok=True)
+                _UNFINISHED.pop(temp, None)
+    finally:
+        unblock_stop_signals(mask)
+
+
+atexit.register(remove_unfinished)
 
 
 class OutputError(OSError):
@@ -80,13 +103,23 @@ def atomic_write(path: str | os.PathLike, mode: str = "w",
     temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     # A stop signal is held back until the ``try`` that removes the file is entered.
     mask = block_stop_signals()
+    # Registered before it exists: a stop landing anywhere from here to the ``try``
+    # below, where blocking cannot hold it back (another thread took the signal), leaves
+    # a file that remove_unfinished knows of.
+    _UNFINISHED[temp] = os.getpid()
     try:
         # O_EXCL: never share a temporary file; mode 0o666 lets the umask decide.
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
                      0o666)
     except OSError as error:
+        _UNFINISHED.pop(temp, None)
         unblock_stop_signals(mask)
         raise OutputError(path, error.strerror) from None
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        _UNFINISHED.pop(temp, None)
+        unblock_stop_signals(mask)
+        raise
     try:
         unblock_stop_signals(mask)
         if mode == "wb":
@@ -97,10 +130,12 @@ def atomic_write(path: str | os.PathLike, mode: str = "w",
             yield file
             _finish(file, path)
         _replace(temp, path)
+        _UNFINISHED.pop(temp, None)
     except BaseException:
         mask = block_stop_signals()      # a second Ctrl-C must not leave the file behind
         try:
             temp.unlink(missing_ok=True)
+            _UNFINISHED.pop(temp, None)
         finally:
             unblock_stop_signals(mask)
         raise

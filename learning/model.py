@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from polyparse.corpora.sentence import ROOT, Sentence
+from polyparse.corpora.signals import stops_to_main_thread
 from polyparse.decoders import Parts, PartType
 from polyparse.decoders.higher_order import build_parts
 from polyparse.features.extractor import FeatureExtractor
@@ -184,8 +185,9 @@ class LinearModel:
             best, labels = self.extractor.best_label_scores(encoded, label_matrix)
         else:       # two GIL-free kernels of about the same cost, side by side
             with ThreadPoolExecutor(1) as pool:
-                label_job = pool.submit(self.extractor.best_label_scores, encoded,
-                                        label_matrix)
+                with stops_to_main_thread():
+                    label_job = pool.submit(self.extractor.best_label_scores, encoded,
+                                            label_matrix)
                 S = self.extractor.arc_scores(encoded, v[:self.part_dim])
                 best, labels = label_job.result()
         S += best

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from polyparse.corpora.conllu_io import read_conllu, read_treebank, write_conllu
 from polyparse.corpora.errors import CorpusError
-from polyparse.corpora.files import OutputError, atomic_write, check_writable
+from polyparse.corpora.files import OutputError, atomic_write, check_writable, remove_unfinished
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS
 from polyparse.corpora.signals import stop_behind, stop_signals_raise
 
@@ -578,6 +578,8 @@ def main(argv: list[str] | None = None) -> int:
             print("polyparse: interrupted", file=sys.stderr)
             return 130
         raise
+    finally:
+        remove_unfinished()
     return 0
 
 

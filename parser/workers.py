@@ -9,7 +9,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Iterator
 
 from polyparse.corpora.sentence import Sentence
-from polyparse.corpora.signals import end_pool, in_worker
+from polyparse.corpora.signals import end_pool, in_worker, stops_to_main_thread
 
 if TYPE_CHECKING:
     from .pipeline import Parser
@@ -27,8 +27,10 @@ def parse_in_processes(parser: "Parser", chunks: Iterator[list[Sentence]], retag
                          "loaded from a file (Parser.load)")
     _WORKER = parser        # inherited by forked workers; spawned ones load parser.path
     try:
-        pool = context.Pool(jobs, initializer=_init_worker,
-                            initargs=(type(parser), str(parser.path) if parser.path else None))
+        with stops_to_main_thread():          # the pool's threads never take a Ctrl-C
+            pool = context.Pool(jobs, initializer=_init_worker,
+                                initargs=(type(parser),
+                                          str(parser.path) if parser.path else None))
     finally:
         _WORKER = None
     try:

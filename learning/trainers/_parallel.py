@@ -8,7 +8,7 @@ import multiprocessing
 
 import numpy as np
 
-from polyparse.corpora.signals import end_pool, in_worker
+from polyparse.corpora.signals import end_pool, in_worker, stops_to_main_thread
 
 # What forked workers inherit: (trainer, examples, model, decoder, weights, states).
 _WORKER: tuple = ()
@@ -33,8 +33,9 @@ class BatchInference:
         if self.jobs > 1:
             global _WORKER
             _WORKER = self.state
-            self.pool = multiprocessing.get_context("fork").Pool(self.jobs,
-                                                                 initializer=in_worker)
+            with stops_to_main_thread():      # the pool's threads never take a Ctrl-C
+                self.pool = multiprocessing.get_context("fork").Pool(self.jobs,
+                                                                     initializer=in_worker)
         return self
 
     def __exit__(self, *exc) -> None:
