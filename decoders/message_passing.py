@@ -66,13 +66,40 @@ def _beliefs(graph: FactorGraph, state: np.ndarray) -> np.ndarray:
     return _message_kernels.incoming(graph.unary, graph.pair_i, graph.pair_j, state)
 
 
-def dual_value(graph: FactorGraph, state: np.ndarray, temperature: float = 0.0) -> float:
+def forced_arcs(graph: FactorGraph) -> tuple[np.ndarray, np.ndarray]:
+    """``(in_every_tree, in_no_tree)`` boolean masks over the arcs (from the TREE
+    max-marginals at zero scores)."""
+    mm, _ = graph.tree_max_marginals(np.zeros(graph.n_arcs))
+    return np.isneginf(mm[:, 0]), np.isneginf(mm[:, 1])
+
+
+def _tree_soft(graph: FactorGraph, theta: np.ndarray, t: float, forced) -> tuple[np.ndarray, float]:
+    """TREE marginals and ``t log Z`` at ``t > 0``, with the arcs in every tree taken out
+    of the matrix-tree (their scores are a constant) and those in no tree removed, so
+    that their (clipped, huge) messages do not break the conditioning."""
+    always, never = forced
+    work = theta.copy()
+    constant = float(work[always].sum())
+    work[always] = 0.0
+    work[never] = -np.inf
+    mu, value = graph.tree_marginals(work, t)
+    mu = mu.copy()
+    mu[always] = 1.0
+    mu[never] = 0.0
+    return mu, value + constant
+
+
+def dual_value(graph: FactorGraph, state: np.ndarray, temperature: float = 0.0,
+               forced=None) -> float:
     """``g(delta)`` (section 5 of ``docs/algorithms.md``), smoothed at ``t > 0``."""
     t = float(temperature)
     di, dj, dt = _split(graph, state)
     value = float(_softplus(_beliefs(graph, state), t).sum())
     value += float(graph.pair_oracles(-di, -dj, t).value.sum())
-    value += graph.tree_marginals(-dt, t)[1] if t > 0 else graph.tree_map(-dt)[1]
+    if t > 0:
+        value += _tree_soft(graph, -dt, t, forced_arcs(graph) if forced is None else forced)[1]
+    else:
+        value += graph.tree_map(-dt)[1]
     return value
 
 
@@ -86,7 +113,8 @@ def _adjacency(graph: FactorGraph):
     return ptr, np.ascontiguousarray(facs[order]), np.ascontiguousarray(sides[order])
 
 
-def star_update(graph: FactorGraph, state: np.ndarray, a: int, temperature: float = 0.0) -> None:
+def star_update(graph: FactorGraph, state: np.ndarray, a: int, temperature: float = 0.0,
+                forced=None) -> None:
     """One star update at arc variable ``a`` (Eq. 11 at ``t == 0``; Hazan-Urtasun's
     closed form with counting numbers 1 at ``t > 0``), in place."""
     t = float(temperature)
@@ -104,9 +132,15 @@ def star_update(graph: FactorGraph, state: np.ndarray, a: int, temperature: floa
         mm, _ = graph.tree_max_marginals(theta)
         m0, m1 = mm[a]
     else:
-        mu, _ = graph.tree_marginals(theta, t)
-        m1 = np.log(mu[a]) if mu[a] > 0 else -np.inf
-        m0 = np.log1p(-mu[a]) if mu[a] < 1 else -np.inf
+        forced = forced_arcs(graph) if forced is None else forced
+        if forced[0][a]:
+            m0, m1 = -np.inf, 0.0
+        elif forced[1][a]:
+            m0, m1 = 0.0, -np.inf
+        else:
+            mu, _ = _tree_soft(graph, theta, t, forced)
+            m1 = np.log(mu[a]) if mu[a] > 0 else -np.inf
+            m0 = np.log1p(-mu[a]) if mu[a] < 1 else -np.inf
     if m1 == -np.inf:
         gt = -BIG
     elif m0 == -np.inf:
@@ -144,9 +178,10 @@ def sweeps(graph: FactorGraph, state: np.ndarray, *, sweeps: int,
             if status != 0:
                 raise RuntimeError(f"spanning tree search failed (status {status})")
         else:
+            forced = forced_arcs(graph)
             for _ in range(sweeps):
                 for a in range(graph.n_arcs):
-                    star_update(graph, state, a, t)
+                    star_update(graph, state, a, t, forced)
     return result_of(graph, state, t)
 
 
