@@ -31,6 +31,7 @@ import numpy as np
 from . import _message_kernels
 from ._message_kernels import BIG
 from .factor_graph import FactorGraph
+from .matrix_tree import IllConditionedError
 
 
 class DualResult(NamedTuple):
@@ -82,7 +83,10 @@ def _tree_soft(graph: FactorGraph, theta: np.ndarray, t: float, forced) -> tuple
     constant = float(work[always].sum())
     work[always] = 0.0
     work[never] = -np.inf
-    mu, value = graph.tree_marginals(work, t)
+    try:
+        mu, value = graph.tree_marginals(work, t)
+    except IllConditionedError:  # scores / t span too wide a range: the max (section 5b)
+        mu, value = graph.tree_marginals(work, 0.0)
     mu = mu.copy()
     mu[always] = 1.0
     mu[never] = 0.0
@@ -139,8 +143,12 @@ def star_update(graph: FactorGraph, state: np.ndarray, a: int, temperature: floa
             m0, m1 = 0.0, -np.inf
         else:
             mu, _ = _tree_soft(graph, theta, t, forced)
-            m1 = np.log(mu[a]) if mu[a] > 0 else -np.inf
-            m0 = np.log1p(-mu[a]) if mu[a] < 1 else -np.inf
+            if mu[a] in (0.0, 1.0):  # ill-conditioned fallback: hard max-marginals
+                mm, _ = graph.tree_max_marginals(theta)
+                m0, m1 = mm[a, 0] / t, mm[a, 1] / t
+            else:
+                m1 = np.log(mu[a])
+                m0 = np.log1p(-mu[a])
     if m1 == -np.inf:
         gt = -BIG
     elif m0 == -np.inf:
