@@ -84,7 +84,8 @@ def _tree_soft(graph: FactorGraph, theta: np.ndarray, t: float, forced) -> tuple
     work[always] = 0.0
     work[never] = -np.inf
     try:
-        mu, value = graph.tree_marginals(work, t)
+        with np.errstate(divide="ignore"):
+            mu, value = graph.tree_marginals(work, t)
     except IllConditionedError:  # scores / t span too wide a range: the max (section 5b)
         mu, value = graph.tree_marginals(work, 0.0)
     mu = mu.copy()
