@@ -106,3 +106,48 @@ def test_parallel_inference_gives_the_serial_result(sample_train, trainer, optio
 def test_arc_factored_decoders_refuse_higher_order_models():
     with pytest.raises(ValueError, match="cannot decode order 2"):
         Parser.train([], TrainConfig(decoder="mst", parts={"order": "2"}))
+
+
+@pytest.mark.parametrize("trainer, options", [("dlpw", {"sweeps": 3}),
+                                              ("hu", {"sweeps": 1, "epsilon": 0.1})])
+def test_message_passing_trainers_parse_dev_at_order_2(trainer, options, sample_train,
+                                                       sample_dev):
+    config = TrainConfig(trainer=trainer, epochs=2, features=SMALL, parts={"order": "2"}, decoder="ilp",
+                         pruner={"max_heads": 3, "epochs": 1},
+                         trainer_options=dict(options, lambda_=1e-4))
+    parser = Parser.train(sample_train[:60], config, sample_dev[:40])
+    assert all("dual_value" in e.extra for e in parser.report.epochs)
+    assert parser.report.epochs[-1].dev["uas"] > 70.0
+
+
+def test_message_passing_trainers_refuse_other_orders(sample_train):
+    config = TrainConfig(trainer="dlpw", epochs=1, features=SMALL, parts={"order": "full"},
+                         pruner={"max_heads": 3, "epochs": 1})
+    with pytest.raises(ValueError, match="order"):
+        Parser.train(sample_train[:5], config)
+
+
+def test_dual_certificate_never_increases_under_sweeps_at_fixed_weights(sample_train):
+    """A sentence's dual bound (its slack bound) only goes down as the trainer's sweeps
+    continue at fixed w."""
+    from polyparse.decoders import hamming_cost
+    from polyparse.decoders import message_passing as mp
+    from polyparse.decoders.factor_graph import FactorGraph
+    from polyparse.learning.inference import LABEL_COST
+
+    config = TrainConfig(trainer="dlpw", epochs=1, features=SMALL, parts={"order": "2"}, decoder="ilp",
+                         pruner={"max_heads": 3, "epochs": 1},
+                         trainer_options={"sweeps": 2})
+    parser = Parser.train(sample_train[:30], config)
+    model = parser.model
+    checked = 0
+    for sentence in sample_train[30:36]:
+        example = model.example(sentence, gold=True, arcs=model.candidate_arcs(sentence, gold=True))
+        scores = model.scores(example, model.weights, 1.0, label_cost=LABEL_COST)
+        p, _ = hamming_cost(example.parts, example.gold)
+        graph = FactorGraph.from_parts(example.parts, scores.parts + p)
+        state = np.zeros(mp.state_size(graph))
+        values = [mp.sweeps(graph, state, sweeps=1).value for _ in range(6)]
+        assert all(b <= a + 1e-6 * max(1.0, abs(a)) for a, b in zip(values, values[1:]))
+        checked += 1
+    assert checked

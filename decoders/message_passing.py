@@ -1,0 +1,217 @@
+"""Dual message passing on the factor graph (``docs/algorithms.md`` section 5):
+DLPW (Meshi et al. 2010, star updates, Eq. 11) at temperature 0 and Hazan and Urtasun
+(2010) block coordinate descent on the smoothed dual at temperature ``t > 0``.
+
+The per-sentence dual state is one flat ``float64`` array of message differences
+``delta_ci(1) - delta_ci(0)`` (the dual is invariant to a common shift of both):
+``state[c]`` pairwise factor c to its variable ``pair_i[c]``, ``state[P + c]`` to
+``pair_j[c]``, ``state[2P + a]`` the TREE factor to arc variable a (:func:`state_size`).
+
+Dual (t = 0)::
+
+    g(delta) = sum_a max(0, theta_a + sum_c delta_ca)
+             + sum_c max_{y_i, y_j} (s_c y_i y_j - delta_ci y_i - delta_cj y_j)
+             + max_tree (- sum_a delta_Ta y_a)
+
+At ``t > 0`` each max becomes ``t log sum exp(. / t)`` (all counting numbers 1: variables,
+pairwise factors and the TREE factor; the TREE soft max is ``t log Z`` by the
+matrix-tree theorem). The smoothed dual upper-bounds the hard one.
+
+Hazan-Urtasun updates here recompute the TREE marginals per update (one matrix-tree per
+arc update, a Python loop over arcs), not the Sherman-Morrison rank-one update of
+``docs/algorithms.md`` section 5b.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from . import _message_kernels
+from ._message_kernels import BIG
+from .factor_graph import FactorGraph
+from .matrix_tree import IllConditionedError
+
+
+class DualResult(NamedTuple):
+    value: float
+    """The dual value ``g(delta)`` after the sweeps (smoothed at ``t > 0``)."""
+    arc_beliefs: np.ndarray
+    """``float64 (A,)``: per arc the local maximizer of its variable term (0/1), or its
+    soft belief ``sigmoid(b_a / t)`` at ``t > 0``."""
+    pair_beliefs: np.ndarray
+    """``float64 (P,)``: per pairwise factor the (soft) belief of its (1, 1) state."""
+
+
+def state_size(graph: FactorGraph) -> int:
+    """Floats of dual state: 2 per pairwise factor plus 1 per arc."""
+    return 2 * graph.n_pairs + graph.n_arcs
+
+
+def _split(graph: FactorGraph, state: np.ndarray):
+    P = graph.n_pairs
+    if state.shape != (state_size(graph),):
+        raise ValueError(f"state must have shape ({state_size(graph)},), got {state.shape}")
+    return state[:P], state[P:2 * P], state[2 * P:]
+
+
+def _softplus(x: np.ndarray, t: float) -> np.ndarray:
+    """``t log(1 + exp(x / t))`` (``max(0, x)`` at ``t == 0``)."""
+    if t == 0.0:
+        return np.maximum(x, 0.0)
+    return t * np.logaddexp(0.0, x / t)
+
+
+def _beliefs(graph: FactorGraph, state: np.ndarray) -> np.ndarray:
+    return _message_kernels.incoming(graph.unary, graph.pair_i, graph.pair_j, state)
+
+
+def forced_arcs(graph: FactorGraph) -> tuple[np.ndarray, np.ndarray]:
+    """``(in_every_tree, in_no_tree)`` boolean masks over the arcs (from the TREE
+    max-marginals at zero scores)."""
+    mm, _ = graph.tree_max_marginals(np.zeros(graph.n_arcs))
+    return np.isneginf(mm[:, 0]), np.isneginf(mm[:, 1])
+
+
+def _tree_soft(graph: FactorGraph, theta: np.ndarray, t: float, forced) -> tuple[np.ndarray, float]:
+    """TREE marginals and ``t log Z`` at ``t > 0``, with the arcs in every tree taken out
+    of the matrix-tree (their scores are a constant) and those in no tree removed, so
+    that their (clipped, huge) messages do not break the conditioning."""
+    always, never = forced
+    work = theta.copy()
+    constant = float(work[always].sum())
+    work[always] = 0.0
+    work[never] = -np.inf
+    try:
+        with np.errstate(divide="ignore"):
+            mu, value = graph.tree_marginals(work, t)
+    except IllConditionedError:  # scores / t span too wide a range: the max (section 5b)
+        mu, value = graph.tree_marginals(work, 0.0)
+    mu = mu.copy()
+    mu[always] = 1.0
+    mu[never] = 0.0
+    return mu, value + constant
+
+
+def dual_value(graph: FactorGraph, state: np.ndarray, temperature: float = 0.0,
+               forced=None) -> float:
+    """``g(delta)`` (section 5 of ``docs/algorithms.md``), smoothed at ``t > 0``."""
+    t = float(temperature)
+    di, dj, dt = _split(graph, state)
+    value = float(_softplus(_beliefs(graph, state), t).sum())
+    value += float(graph.pair_oracles(-di, -dj, t).value.sum())
+    if t > 0:
+        value += _tree_soft(graph, -dt, t, forced_arcs(graph) if forced is None else forced)[1]
+    else:
+        value += graph.tree_map(-dt)[1]
+    return value
+
+
+def _adjacency(graph: FactorGraph):
+    ends = np.concatenate([graph.pair_i, graph.pair_j])
+    sides = np.repeat(np.array([0, 1], dtype=np.int64), graph.n_pairs)
+    facs = np.concatenate([np.arange(graph.n_pairs, dtype=np.int64)] * 2)
+    order = np.argsort(ends, kind="stable")
+    ptr = np.zeros(graph.n_arcs + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum(np.bincount(ends, minlength=graph.n_arcs))
+    return ptr, np.ascontiguousarray(facs[order]), np.ascontiguousarray(sides[order])
+
+
+def star_update(graph: FactorGraph, state: np.ndarray, a: int, temperature: float = 0.0,
+                forced=None) -> None:
+    """One star update at arc variable ``a`` (Eq. 11 at ``t == 0``; Hazan-Urtasun's
+    closed form with counting numbers 1 at ``t > 0``), in place."""
+    t = float(temperature)
+    P = graph.n_pairs
+    fac_i = np.flatnonzero(graph.pair_i == a)
+    fac_j = np.flatnonzero(graph.pair_j == a)
+    oth_i = state[P + fac_i]  # messages of the other variable
+    oth_j = state[fac_j]
+    s_i, s_j = graph.pair_score[fac_i], graph.pair_score[fac_j]
+    g_i = _smax(s_i - oth_i, 0.0, t) - _smax(-oth_i, 0.0, t)
+    g_j = _smax(s_j - oth_j, 0.0, t) - _smax(-oth_j, 0.0, t)
+    theta = -state[2 * P:].copy()
+    theta[a] = 0.0
+    if t == 0.0:
+        mm, _ = graph.tree_max_marginals(theta)
+        m0, m1 = mm[a]
+    else:
+        forced = forced_arcs(graph) if forced is None else forced
+        if forced[0][a]:
+            m0, m1 = -np.inf, 0.0
+        elif forced[1][a]:
+            m0, m1 = 0.0, -np.inf
+        else:
+            mu, _ = _tree_soft(graph, theta, t, forced)
+            if mu[a] in (0.0, 1.0):  # ill-conditioned fallback: hard max-marginals
+                mm, _ = graph.tree_max_marginals(theta)
+                m0, m1 = mm[a, 0] / t, mm[a, 1] / t
+            else:
+                m1 = np.log(mu[a])
+                m0 = np.log1p(-mu[a])
+    if m1 == -np.inf:
+        gt = -BIG
+    elif m0 == -np.inf:
+        gt = BIG
+    else:
+        gt = float(np.clip((m1 - m0) * (t if t > 0 else 1.0), -BIG, BIG))
+    total = graph.unary[a] + g_i.sum() + g_j.sum() + gt
+    share = total / (2.0 + fac_i.size + fac_j.size)
+    state[fac_i] = g_i - share
+    state[P + fac_j] = g_j - share
+    state[2 * P + a] = gt - share
+
+
+def _smax(x, y, t):
+    if t == 0.0:
+        return np.maximum(x, y)
+    return t * np.logaddexp(np.asarray(x) / t, np.asarray(y) / t)
+
+
+def sweeps(graph: FactorGraph, state: np.ndarray, *, sweeps: int,
+           temperature: float = 0.0) -> DualResult:
+    """``sweeps`` passes of star updates over all arc variables, in place on ``state``:
+    DLPW (one numba call) at ``t == 0``, Hazan-Urtasun at ``t > 0``."""
+    t = float(temperature)
+    if t < 0 or not np.isfinite(t):
+        raise ValueError(f"temperature must be finite and >= 0, got {temperature}")
+    _split(graph, state)
+    if sweeps > 0 and graph.n_arcs:
+        if t == 0.0:
+            ptr, fac, side = _adjacency(graph)
+            status = _message_kernels.dlpw_sweeps(
+                graph.n, graph.arc_h, graph.arc_m, graph.unary, graph.pair_i, graph.pair_j,
+                graph.pair_score, graph.single_root, ptr, fac, side, state, int(sweeps),
+                np.empty(0))
+            if status != 0:
+                raise RuntimeError(f"spanning tree search failed (status {status})")
+        else:
+            forced = forced_arcs(graph)
+            for _ in range(sweeps):
+                for a in range(graph.n_arcs):
+                    star_update(graph, state, a, t, forced)
+    return result_of(graph, state, t)
+
+
+def result_of(graph: FactorGraph, state: np.ndarray, temperature: float = 0.0) -> DualResult:
+    """Value and beliefs at the current ``state``."""
+    t = float(temperature)
+    di, dj, _ = _split(graph, state)
+    b = _beliefs(graph, state)
+    if t == 0.0:
+        arc = (b > 0).astype(np.float64)
+    else:
+        arc = 0.5 * (1.0 + np.tanh(b / (2.0 * t)))
+    pair = graph.pair_oracles(-di, -dj, t).marginals[:, 2]
+    return DualResult(dual_value(graph, state, t), arc, np.ascontiguousarray(pair))
+
+
+def belief_scores(graph: FactorGraph, state: np.ndarray) -> np.ndarray:
+    """``theta_a + sum_c delta_ca`` per arc (rounding: the MST of these)."""
+    return _beliefs(graph, state)
+
+
+def parts_output(graph: FactorGraph, result: DualResult) -> np.ndarray:
+    """The beliefs as a vector over the graph's parts (:meth:`FactorGraph.to_parts`)."""
+    return graph.to_parts(result.arc_beliefs, result.pair_beliefs)
