@@ -16,10 +16,10 @@ BIG = 1e6
 
 @njit(cache=True)
 def dlpw_sweeps(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root,
-                adj_ptr, adj_fac, adj_side, state, sweeps, trace):
+                adj_ptr, adj_fac, adj_side, state, sweeps):
     """``sweeps`` passes of DLPW star updates (Meshi et al. 2010, Eq. 11) over the arc
-    variables in order, exact TREE max-marginals (one arc's per update). ``trace`` is
-    filled with nothing; returns the status (0: OK)."""
+    variables in order, exact TREE max-marginals (one arc's per update); returns the
+    status (0: OK)."""
     A = arc_h.shape[0]
     P = pair_i.shape[0]
     gam = np.empty(adj_fac.shape[0] + 1)

@@ -182,8 +182,7 @@ def sweeps(graph: FactorGraph, state: np.ndarray, *, sweeps: int,
             ptr, fac, side = _adjacency(graph)
             status = _message_kernels.dlpw_sweeps(
                 graph.n, graph.arc_h, graph.arc_m, graph.unary, graph.pair_i, graph.pair_j,
-                graph.pair_score, graph.single_root, ptr, fac, side, state, int(sweeps),
-                np.empty(0))
+                graph.pair_score, graph.single_root, ptr, fac, side, state, int(sweeps))
             if status != 0:
                 raise RuntimeError(f"spanning tree search failed (status {status})")
         else:

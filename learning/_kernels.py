@@ -6,7 +6,6 @@ Pure functions over numpy arrays (style.md); :mod:`learning.weights` wraps them.
 from __future__ import annotations
 
 import numba
-import numpy as np
 
 
 @numba.njit(cache=True)

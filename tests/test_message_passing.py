@@ -12,7 +12,6 @@ from polyparse.decoders import message_passing as mp
 from polyparse.decoders.factor_graph import FactorGraph
 from polyparse.decoders.higher_order import build_parts
 from polyparse.decoders.lp import LPDecoder
-from polyparse.decoders.mst import chu_liu_edmonds
 
 
 def instance(seed, n, pruned, single_root, order="2"):

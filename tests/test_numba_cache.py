@@ -5,7 +5,6 @@ first (issue 11: cache files written next to the installed sources outlived
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
