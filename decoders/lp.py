@@ -60,6 +60,38 @@ def solve_lp(form: Formulation, method: str = "highs-ds", time_limit: float | No
     return res.x, -float(res.fun)
 
 
+def round_relaxed(parts: Parts, scores: np.ndarray, output: np.ndarray, *,
+                  single_root: bool, search: bool = True) -> tuple[np.ndarray, float, int, int]:
+    """Round a relaxed solution ``output`` (one value per part) to a tree.
+
+    The maximum spanning arborescence under the arc values. When some arc value is
+    fractional (farther than :data:`INTEGRALITY_TOL` from 0 and 1), a second one under
+    the arc values plus :data:`TIE_BREAK` times the arc scores (scaled to at most 1),
+    which only breaks near-ties, and the tree that scores higher under ``scores`` is
+    kept; with ``search`` that tree is then improved by
+    :func:`~decoders.local_search.local_search` under every part's score. Returns
+    ``(heads, score of heads, number of fractional arc values, search moves)``. Shared by
+    the relaxed decoders (:func:`relaxed_decode`, :mod:`decoders.ad3`).
+    """
+    arc_rows = parts.block(PartType.ARC)
+    arcs = output[arc_rows]
+    fractional = int(np.count_nonzero(np.minimum(arcs, 1.0 - arcs) > INTEGRALITY_TOL))
+    heads = round_to_tree(parts, output, single_root)
+    rounded_value = float(scores @ parts.from_heads(heads))
+    if fractional:
+        tied = output.copy()
+        arc_scores = scores[arc_rows]
+        tied[arc_rows] += TIE_BREAK * arc_scores / max(float(np.abs(arc_scores).max()), 1e-300)
+        other = round_to_tree(parts, tied, single_root)
+        other_value = float(scores @ parts.from_heads(other))
+        if other_value > rounded_value:
+            heads, rounded_value = other, other_value
+    moves = 0
+    if fractional and search:
+        heads, rounded_value, moves = local_search(parts, scores, heads, single_root=single_root)
+    return heads, rounded_value, fractional, moves
+
+
 def relaxed_decode(parts: Parts, scores: np.ndarray, form: Formulation, *,
                    single_root: bool, method: str = "auto",
                    search: bool = True, budget: Budget | None = None) -> DecodeResult:
@@ -85,22 +117,9 @@ def relaxed_decode(parts: Parts, scores: np.ndarray, form: Formulation, *,
     x, value = solve_lp(form, lp_method(parts) if method == "auto" else method, budget.left())
     solved = time.perf_counter()
     output = np.clip(x[:form.n_parts], 0.0, 1.0)
-    arc_rows = parts.block(PartType.ARC)
-    arcs = output[arc_rows]
-    fractional = int(np.count_nonzero(np.minimum(arcs, 1.0 - arcs) > INTEGRALITY_TOL))
-    heads = round_to_tree(parts, output, single_root)
-    rounded_value = float(scores @ parts.from_heads(heads))
-    if fractional:
-        tied = output.copy()
-        arc_scores = scores[arc_rows]
-        tied[arc_rows] += TIE_BREAK * arc_scores / max(float(np.abs(arc_scores).max()), 1e-300)
-        other = round_to_tree(parts, tied, single_root)
-        other_value = float(scores @ parts.from_heads(other))
-        if other_value > rounded_value:
-            heads, rounded_value = other, other_value
-    moves = 0
-    if fractional and search and budget.left() != 0.0:
-        heads, rounded_value, moves = local_search(parts, scores, heads, single_root=single_root)
+    heads, rounded_value, fractional, moves = round_relaxed(
+        parts, scores, output, single_root=single_root,
+        search=search and budget.left() != 0.0)
     stats = {"time_lp": solved - start, "time_round": time.perf_counter() - solved,
              "integral": fractional == 0, "fractional_arcs": fractional,
              "lp_value": value, "rounded_value": rounded_value, "search_moves": moves}

@@ -1,0 +1,415 @@
+"""Numba kernels of AD3 on the factor graph (:mod:`decoders.ad3`).
+
+AD3 (Martins, Figueiredo, Aguiar, Smith, Xing, JMLR 2015) on the graph of
+:mod:`decoders.factor_graph`: binary arc variables ``p_a``, pairwise factors (grandparent,
+all-pairs siblings) and one TREE factor. Notation, with ``d_a`` the number of factors at
+arc a (its pairwise factors plus the TREE factor) and ``lambda_{alpha,a}`` the price of
+factor alpha's copy ``q_{alpha,a}`` of ``p_a``:
+
+- each factor maximizes ``sum_a (theta_a / d_a + lambda_{alpha,a}) q_a + s_alpha r_alpha -
+  (eta / 2) ||q_alpha - p||^2`` over its marginal polytope (``r_alpha``: a pairwise
+  factor's (1, 1) value), i.e. it projects the point ``p + (theta / d + lambda) / eta``
+  (its *target*), tilted by ``s_alpha r_alpha / eta``, onto that polytope;
+- ``p_a`` is the average of the copies;
+- ``lambda_{alpha,a} -= eta (q_{alpha,a} - p_a)``, so the prices of each variable keep
+  summing to zero;
+- the dual ``g(lambda) = sum_alpha max_{y_alpha} (theta / d + lambda_alpha) . y_alpha +
+  s_alpha y_alpha`` (one MAP per factor) bounds the LP optimum from above.
+
+Our ``eta`` and ``lambda`` are twice the authors' (their factor QPs read ``theta / d +
+2 lambda`` and ``2 eta``); the defaults of :class:`decoders.ad3.AD3Decoder` are theirs
+converted. The stopping rule, the residuals and the adaptation of ``eta`` follow the
+authors' ``FactorGraph::RunAD3``.
+"""
+
+import numpy as np
+from numba import njit
+
+from ._factor_kernels import arc_matrix, tree_value
+from ._kernels import OK, mst_heads
+
+#: Largest active set of the TREE factor's QP (trees kept at once).
+MAX_ACTIVE = 64
+#: Iterations of ``eta`` adaptation (every 10), dual evaluation (every 50): as the authors.
+ADAPT_EVERY = 10
+DUAL_EVERY = 50
+#: Bounds and factor of the adapted ``eta`` (the authors' 1e-3, 100 and 2, doubled to
+#: our convention), and the residual imbalances that trigger it (theirs).
+ETA_MIN = 2e-3
+ETA_MAX = 200.0
+ETA_STEP = 2.0
+GAMMA_PRIMAL = 100.0
+GAMMA_DUAL = 10.0
+
+
+@njit(cache=True)
+def _clip01(x):
+    return min(1.0, max(0.0, x))
+
+
+@njit(cache=True)
+def pair_qp(c1, c2, s):
+    """Projection of a binary pairwise factor: the closed form of the AD3 paper.
+
+    Minimizes ``(z1 - c1)^2 / 2 + (z2 - c2)^2 / 2 - s z12`` over the local polytope
+    ``z12 <= z1, z12 <= z2, z12 >= z1 + z2 - 1, z12 >= 0`` (``0 <= z <= 1``); returns
+    ``(z1, z2, z12)``. At ``s >= 0`` the optimum has ``z12 = min(z1, z2)``, so the
+    objective is the largest of two separable quadratics (one per order of z1 and z2):
+    the box minimizer of either one that lies on its own side is the optimum, else it is
+    on the diagonal. At ``s < 0``, ``z12 = max(0, z1 + z2 - 1)`` and the same argument
+    splits at ``z1 + z2 = 1``.
+    """
+    if s >= 0.0:
+        z1 = _clip01(c1)
+        z2 = _clip01(c2 + s)
+        if z2 <= z1:
+            return z1, z2, z2
+        z1 = _clip01(c1 + s)
+        z2 = _clip01(c2)
+        if z1 <= z2:
+            return z1, z2, z1
+        z = _clip01(0.5 * (c1 + c2 + s))
+        return z, z, z
+    z1 = _clip01(c1)
+    z2 = _clip01(c2)
+    if z1 + z2 <= 1.0:
+        return z1, z2, 0.0
+    z1 = _clip01(c1 + s)
+    z2 = _clip01(c2 + s)
+    if z1 + z2 >= 1.0:
+        return z1, z2, z1 + z2 - 1.0
+    z1 = _clip01(0.5 * (c1 - c2 + 1.0))
+    return z1, 1.0 - z1, 0.0
+
+
+@njit(cache=True)
+def pair_map(a, b, s):
+    """Best of the four states of a pairwise factor scoring ``a y1 + b y2 + s y1 y2``."""
+    return max(0.0, a, b, a + b + s)
+
+
+@njit(cache=True)
+def _tree_score(heads, arc_of, x):
+    total = 0.0
+    for m in range(1, heads.shape[0]):
+        total += x[arc_of[heads[m], m]]
+    return total
+
+
+@njit(cache=True)
+def _common(u, v):
+    """Arcs two trees share (the inner product of their indicator vectors)."""
+    count = 0
+    for m in range(1, u.shape[0]):
+        if u[m] == v[m]:
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def _remove(i, k, act, beta, gram):
+    """Drop tree i of the ``k`` in the active set (the last one takes its place)."""
+    last = k - 1
+    if i != last:
+        act[i, :] = act[last, :]
+        beta[i] = beta[last]
+        for j in range(k):
+            gram[i, j] = gram[last, j]
+        for j in range(k):
+            gram[j, i] = gram[j, last]
+        gram[i, i] = gram[last, last]
+    return k - 1
+
+
+@njit(cache=True)
+def _kkt_solve(k, gram, rhs):
+    """Solve ``[[0, 1'], [1, G]] [tau; z] = [1; rhs]`` for the ``k`` active trees."""
+    M = np.zeros((k + 1, k + 1))
+    b = np.empty(k + 1)
+    b[0] = 1.0
+    for i in range(k):
+        M[0, i + 1] = 1.0
+        M[i + 1, 0] = 1.0
+        b[i + 1] = rhs[i]
+        for j in range(k):
+            M[i + 1, j + 1] = gram[i, j]
+    return np.linalg.solve(M, b)
+
+
+@njit(cache=True)
+def tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram, k, max_iter, q):
+    """Projection of ``target`` onto the arborescence polytope by the active-set method
+    (AD3 paper, Algorithm 2; the authors' ``GenericFactor::SolveQP``), the MST its only
+    oracle.
+
+    The point is kept as a convex combination ``beta`` of the ``k`` trees ``act[:k]``
+    (heads, warm-started from the previous call); ``gram[i, j]`` counts the arcs trees i
+    and j share. Each step solves the KKT system of the QP restricted to the active trees
+    (``tau``: the multiplier of ``sum beta = 1``). If the solution leaves the simplex the
+    step stops at the first weight that reaches 0 and drops that tree; otherwise the
+    point is optimal when no tree scores more than ``tau`` under ``target - q`` (the
+    MST under it tells), and that MST joins the active set. A tree in the affine hull of
+    the active ones would make the system singular: it then replaces, at the same point
+    ``q``, the first tree whose weight reaches 0 as weight moves onto it.
+
+    ``q`` (``float64 (A,)``) receives the projection. Returns ``(k, status)``.
+    """
+    A = target.shape[0]
+    cap = act.shape[0]
+    if k == 0:
+        heads, status = mst_heads(arc_matrix(n, arc_h, arc_m, target), single_root)
+        if status != OK:
+            return 0, status
+        act[0, :] = heads
+        beta[0] = 1.0
+        gram[0, 0] = n
+        k = 1
+    scores = np.empty(cap)
+    z = np.empty(cap)
+    tau = 0.0
+    changed = True
+    for _ in range(max_iter):
+        if changed:
+            for i in range(k):
+                scores[i] = _tree_score(act[i], arc_of, target)
+            sol = _kkt_solve(k, gram, scores)
+            tau = sol[0]
+            blocking = -1
+            alpha = 1.0
+            for i in range(k):
+                z[i] = sol[i + 1]
+                if z[i] < 0.0:
+                    step = beta[i] / (beta[i] - z[i])
+                    if step < alpha:
+                        alpha = step
+                        blocking = i
+            if blocking < 0:
+                for i in range(k):
+                    beta[i] = z[i]
+                changed = False
+            else:
+                for i in range(k):
+                    beta[i] = max(0.0, (1.0 - alpha) * beta[i] + alpha * z[i])
+                k = _remove(blocking, k, act, beta, gram)
+                continue
+        # The point is optimal on its active set: is a tree outside it better?
+        q[:] = 0.0
+        for i in range(k):
+            for m in range(1, n + 1):
+                q[arc_of[act[i, m], m]] += beta[i]
+        grad = target - q
+        heads, status = mst_heads(arc_matrix(n, arc_h, arc_m, grad), single_root)
+        if status != OK:
+            return k, status
+        value = tree_value(arc_matrix(n, arc_h, arc_m, grad), heads)
+        if value <= tau + 1e-12 * max(1.0, abs(tau)):
+            return k, OK
+        known = False
+        for i in range(k):
+            if _common(act[i], heads) == n:
+                known = True
+                break
+        if known or k == cap:           # rounding noise, or no room: stop here
+            return k, OK
+        row = np.empty(k)
+        for i in range(k):
+            row[i] = _common(act[i], heads)
+        # Schur complement of the bordered system: 0 iff the tree is an affine
+        # combination sum c_i act_i (sum c_i = 1) of the active ones.
+        sol = _kkt_solve(k, gram, row)
+        schur = n - sol[0] - row @ sol[1:]
+        new_weight = 0.0
+        if schur <= 1e-9 * n:
+            out = -1
+            t = np.inf
+            for i in range(k):
+                c = sol[i + 1]
+                if c > 1e-12 and beta[i] / c < t:
+                    t = beta[i] / c
+                    out = i
+            if out < 0:
+                return k, OK
+            for i in range(k):
+                beta[i] = max(0.0, beta[i] - t * sol[i + 1])
+            new_weight = t
+            k = _remove(out, k, act, beta, gram)
+            for i in range(k):
+                row[i] = _common(act[i], heads)
+        act[k, :] = heads
+        beta[k] = new_weight
+        for i in range(k):
+            gram[i, k] = row[i]
+            gram[k, i] = row[i]
+        gram[k, k] = n
+        k += 1
+        changed = True
+    q[:] = 0.0
+    for i in range(k):
+        for m in range(1, n + 1):
+            q[arc_of[act[i, m], m]] += beta[i]
+    return k, OK
+
+
+@njit(cache=True)
+def dual_value(n, arc_h, arc_m, share, pair_i, pair_j, pair_score, lam_tree, lam_pair,
+               single_root):
+    """``g(lambda)``: one MAP per factor at the current prices, plus, per variable,
+    ``max(0, -sum of its prices)`` (0 when the prices sum to zero, as AD3 keeps them;
+    this keeps the bound valid under rounding). Returns ``(value, status)``."""
+    A = arc_h.shape[0]
+    theta = share + lam_tree
+    heads, status = mst_heads(arc_matrix(n, arc_h, arc_m, theta), single_root)
+    if status != OK:
+        return np.inf, status
+    total = tree_value(arc_matrix(n, arc_h, arc_m, theta), heads)
+    price = lam_tree.copy()
+    for c in range(pair_i.shape[0]):
+        i = pair_i[c]
+        j = pair_j[c]
+        total += pair_map(share[i] + lam_pair[c, 0], share[j] + lam_pair[c, 1], pair_score[c])
+        price[i] += lam_pair[c, 0]
+        price[j] += lam_pair[c, 1]
+    for a in range(A):
+        total += max(0.0, -price[a])
+    return total, OK
+
+
+@njit(cache=True)
+def feasible_value(unary, pair_i, pair_j, pair_score, q):
+    """Objective of the feasible point whose arc values are ``q`` (a point of the
+    arborescence polytope: the TREE factor's copy) and whose pairwise values are the best
+    the local polytope allows with them (``min(q_i, q_j)`` on a positive score,
+    ``max(0, q_i + q_j - 1)`` on a negative one): a lower bound on the LP optimum."""
+    total = unary @ q
+    for c in range(pair_i.shape[0]):
+        qi = q[pair_i[c]]
+        qj = q[pair_j[c]]
+        if pair_score[c] > 0.0:
+            total += pair_score[c] * min(qi, qj)
+        else:
+            total += pair_score[c] * max(0.0, qi + qj - 1.0)
+    return total
+
+
+@njit(cache=True)
+def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, adapt_eta,
+        tol, max_iter, qp_iter):
+    """AD3 on the factor graph, all iterations in one call.
+
+    Parameters
+    ----------
+    n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root:
+        The graph (:class:`decoders.factor_graph.FactorGraph`'s fields).
+    eta:
+        Initial penalty (our convention: twice the authors').
+    adapt_eta:
+        Every 10 iterations, double ``eta`` when the primal residual exceeds 100 times
+        the dual one, halve it when the dual residual exceeds 10 times the primal one.
+    tol:
+        Stop when both residuals (root mean square over the factor-variable links:
+        ``q - p`` for the primal, ``sqrt(d_a)`` times the change of ``p`` for the dual)
+        are below ``tol``.
+    max_iter, qp_iter:
+        Iterations of AD3, and of the TREE factor's active-set method per AD3 iteration.
+
+    Returns
+    -------
+    p, r, dual, iterations, converged, status:
+        ``float64 (A,)`` arc values (the average of the copies), ``float64 (P,)`` the
+        pairwise factors' (1, 1) values, the least dual value seen (an upper bound on
+        the LP optimum; evaluated every 50 iterations, whenever the primal residual is
+        below ``tol`` and at the end), iterations run, whether the residuals met ``tol``,
+        and the MST status (:data:`decoders._kernels.OK` or why no tree exists).
+    """
+    A = arc_h.shape[0]
+    P = pair_i.shape[0]
+    N = n + 1
+    arc_of = np.full((N, N), -1, dtype=np.int64)
+    for a in range(A):
+        arc_of[arc_h[a], arc_m[a]] = a
+    deg = np.ones(A)
+    for c in range(P):
+        deg[pair_i[c]] += 1.0
+        deg[pair_j[c]] += 1.0
+    share = unary / deg
+    links = A + 2 * P
+    p = np.full(A, 0.5)
+    p_new = np.empty(A)
+    q_tree = np.empty(A)
+    q_pair = np.empty((P, 2))
+    r = np.zeros(P)
+    lam_tree = np.zeros(A)
+    lam_pair = np.zeros((P, 2))
+    cap = min(MAX_ACTIVE, A + 1)
+    act = np.zeros((cap, N), dtype=np.int64)
+    beta = np.zeros(cap)
+    gram = np.zeros((cap, cap))
+    k = 0
+    dual_best = np.inf
+    primal_best = -np.inf
+    q_best = np.zeros(A)
+    converged = False
+    it = 0
+    status = OK
+    while it < max_iter:
+        it += 1
+        for c in range(P):
+            i = pair_i[c]
+            j = pair_j[c]
+            z1, z2, z12 = pair_qp(p[i] + (share[i] + lam_pair[c, 0]) / eta,
+                                  p[j] + (share[j] + lam_pair[c, 1]) / eta,
+                                  pair_score[c] / eta)
+            q_pair[c, 0] = z1
+            q_pair[c, 1] = z2
+            r[c] = z12
+        target = p + (share + lam_tree) / eta
+        k, status = tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram,
+                            k, qp_iter, q_tree)
+        if status != OK:
+            return p, r, -np.inf, dual_best, it, False, status
+        p_new[:] = q_tree
+        for c in range(P):
+            p_new[pair_i[c]] += q_pair[c, 0]
+            p_new[pair_j[c]] += q_pair[c, 1]
+        p_new /= deg
+        dual_res = 0.0
+        primal_res = 0.0
+        for a in range(A):
+            diff = p_new[a] - p[a]
+            dual_res += deg[a] * diff * diff
+            gap = q_tree[a] - p_new[a]
+            primal_res += gap * gap
+            lam_tree[a] -= eta * gap
+        for c in range(P):
+            for side in range(2):
+                a = pair_i[c] if side == 0 else pair_j[c]
+                gap = q_pair[c, side] - p_new[a]
+                primal_res += gap * gap
+                lam_pair[c, side] -= eta * gap
+        p[:] = p_new
+        primal_res = np.sqrt(primal_res / links)
+        dual_res = np.sqrt(dual_res / links)
+        small = primal_res < tol and dual_res < tol
+        if primal_res < tol or it % DUAL_EVERY == 0 or it == max_iter:
+            value, status = dual_value(n, arc_h, arc_m, share, pair_i, pair_j, pair_score,
+                                       lam_tree, lam_pair, single_root)
+            if status != OK:
+                return p, r, -np.inf, dual_best, it, False, status
+            dual_best = min(dual_best, value)
+            value = feasible_value(unary, pair_i, pair_j, pair_score, q_tree)
+            if value > primal_best:
+                primal_best = value
+                q_best[:] = q_tree
+            converged = small and dual_best - primal_best <= tol * max(1.0, abs(dual_best))
+        if converged:
+            break
+        if adapt_eta and it % ADAPT_EVERY == 0:
+            if primal_res > GAMMA_PRIMAL * dual_res and eta < ETA_MAX:
+                eta *= ETA_STEP
+            elif dual_res > GAMMA_DUAL * primal_res and eta > ETA_MIN:
+                eta /= ETA_STEP
+    for c in range(P):
+        qi = q_best[pair_i[c]]
+        qj = q_best[pair_j[c]]
+        r[c] = min(qi, qj) if pair_score[c] > 0.0 else max(0.0, qi + qj - 1.0)
+    return q_best, r, primal_best, dual_best, it, converged, status

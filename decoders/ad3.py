@@ -1,0 +1,115 @@
+"""AD3: the LP relaxation solved by alternating directions dual decomposition.
+
+Martins, Figueiredo, Aguiar, Smith, Xing, "AD3: Alternating Directions Dual Decomposition
+for MAP Inference in Graphical Models" (JMLR 16, 2015), TurboParser's decoder;
+``docs/algorithms.md`` section 9. It solves the LP relaxation of the factor graph of
+:mod:`decoders.factor_graph` (arc variables, a pairwise factor per grandparent and
+all-pairs sibling part, one TREE factor): the same LP as the ``lp`` decoder's HiGHS
+program, since the TREE factor's marginal polytope is the arborescence polytope (the
+projection of the multi-commodity flow; with ``single_root``, its face with one root
+arc) and a pairwise factor's local polytope is the linearization of section 2. The whole
+loop is one numba call (:func:`decoders._ad3_kernels.ad3`): pairwise factors by their
+closed-form projection, the TREE factor by the active-set method with the maximum
+spanning arborescence as its only oracle, warm-started across iterations.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from . import _ad3_kernels
+from .base import DecodeResult, Decoder, register
+from .factor_graph import FactorGraph
+from .lp import round_relaxed
+from .mst import raise_for_status
+from .parts import Parts, PartType
+
+#: Active-set iterations of the TREE factor's QP per AD3 iteration (the authors' 10 for
+#: ``GenericFactor``); the active set is kept from one AD3 iteration to the next.
+QP_ITERATIONS = 10
+
+
+@register("ad3")
+class AD3Decoder(Decoder):
+    """LP relaxation by AD3 on the factor graph, plus the ``lp`` decoder's rounding.
+
+    Parameters
+    ----------
+    single_root:
+        Exactly one root child (see :class:`Decoder`).
+    eta:
+        Initial penalty of the augmented Lagrangian (0.1 is the authors' 0.05 for
+        TurboParser in their convention, where eta is halved).
+    adapt_eta:
+        Adapt the penalty every 10 iterations to the balance of the primal and dual
+        residuals (doubled when the primal one is 100 times the dual one, halved when
+        the dual one is 10 times the primal one), as the authors do.
+    tol:
+        Stop when the primal and dual residuals (root mean square over the links between
+        factors and variables) are both below it; also the gap below which an integral
+        solution is certified optimal (relative to ``max(1, |value|)``).
+    max_iter:
+        Most AD3 iterations per sentence.
+    search:
+        Improve the rounded tree of a fractional solution by local search under all part
+        scores, as the ``lp`` decoder does.
+
+    Notes
+    -----
+    Orders 1 and 2 with all-pairs siblings (the part types of the factor graph); valency,
+    non-projective-arc and consecutive-sibling parts have no factor here (use ``lp`` or
+    ``ilp``). ``output`` is the average ``p`` of the factors' copies of the arc variables
+    and the pairwise factors' (1, 1) values, ``value`` its objective (the LP optimum
+    when converged; before, an estimate that may lie on either side of it). ``heads``:
+    the maximum spanning tree under ``p`` (:func:`~decoders.lp.round_relaxed`, with
+    local search when ``p`` is fractional). ``stats``: ``lp_value`` (= ``value``),
+    ``dual_value`` (the least dual value seen, an upper bound on the LP optimum and on
+    every tree's score), ``iterations``, ``converged``, ``integral`` (every arc value
+    within :data:`~decoders.lp.INTEGRALITY_TOL` of 0 or 1), ``certified`` (integral and
+    ``dual_value - rounded_value <= tol * max(1, |dual_value|)``: ``heads`` is then an
+    optimal tree), ``fractional_arcs``, ``rounded_value`` (the score of ``heads``),
+    ``search_moves``, ``time_lp`` (AD3), ``time_round``.
+    """
+
+    part_types = frozenset({PartType.ARC, PartType.GRANDPARENT, PartType.SIBLING})
+
+    def __init__(self, *, single_root: bool = True, eta: float = 0.1,
+                 adapt_eta: bool = True, tol: float = 1e-6, max_iter: int = 1000,
+                 search: bool = True) -> None:
+        super().__init__(single_root=single_root)
+        if not eta > 0:
+            raise ValueError(f"eta must be positive, not {eta}")
+        if not tol > 0:
+            raise ValueError(f"tol must be positive, not {tol}")
+        if max_iter < 1:
+            raise ValueError(f"max_iter must be at least 1, not {max_iter}")
+        self.eta = eta
+        self.adapt_eta = adapt_eta
+        self.tol = tol
+        self.max_iter = max_iter
+        self.search = search
+
+    def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
+        start = time.perf_counter()
+        graph = FactorGraph.from_parts(parts, scores, single_root=self.single_root)
+        p, r, primal, dual, iterations, converged, status = _ad3_kernels.ad3(
+            graph.n, graph.arc_h, graph.arc_m, graph.unary, graph.pair_i, graph.pair_j,
+            graph.pair_score, self.single_root, float(self.eta), self.adapt_eta,
+            float(self.tol), int(self.max_iter), QP_ITERATIONS)
+        raise_for_status(status, "spanning tree")
+        solved = time.perf_counter()
+        output = np.clip(graph.to_parts(p, r), 0.0, 1.0)
+        value = float(scores @ output)
+        heads, rounded_value, fractional, moves = round_relaxed(
+            parts, scores, output, single_root=self.single_root, search=self.search)
+        integral = fractional == 0
+        certified = bool(integral and dual - rounded_value
+                         <= self.tol * max(1.0, abs(dual)))
+        stats = {"time_lp": solved - start, "time_round": time.perf_counter() - solved,
+                 "lp_value": value, "dual_value": float(dual), "iterations": int(iterations),
+                 "converged": bool(converged), "integral": integral, "certified": certified,
+                 "fractional_arcs": fractional, "rounded_value": rounded_value,
+                 "search_moves": moves}
+        return DecodeResult(output=output, heads=heads, value=value, stats=stats)
