@@ -39,10 +39,10 @@ class AD3Decoder(Decoder):
     ----------
     single_root:
         Exactly one root child (see :class:`Decoder`).
-    eta:
-        Initial penalty of the augmented Lagrangian (0.1 is the authors' 0.05 for
+    penalty:
+        Initial penalty ``eta`` of the augmented Lagrangian (0.1 is the authors' 0.05 for
         TurboParser in their convention, where eta is halved).
-    adapt_eta:
+    adapt_penalty:
         Adapt the penalty every 10 iterations to the balance of the primal and dual
         residuals (doubled when the primal one is 100 times the dual one, halved when
         the dual one is 10 times the primal one), as the authors do.
@@ -75,18 +75,18 @@ class AD3Decoder(Decoder):
 
     part_types = frozenset({PartType.ARC, PartType.GRANDPARENT, PartType.SIBLING})
 
-    def __init__(self, *, single_root: bool = True, eta: float = 0.1,
-                 adapt_eta: bool = True, tol: float = 1e-6, max_iter: int = 1000,
+    def __init__(self, *, single_root: bool = True, penalty: float = 0.1,
+                 adapt_penalty: bool = True, tol: float = 1e-6, max_iter: int = 1000,
                  search: bool = True) -> None:
         super().__init__(single_root=single_root)
-        if not eta > 0:
-            raise ValueError(f"eta must be positive, not {eta}")
+        if not penalty > 0:
+            raise ValueError(f"penalty must be positive, not {penalty}")
         if not tol > 0:
             raise ValueError(f"tol must be positive, not {tol}")
         if max_iter < 1:
             raise ValueError(f"max_iter must be at least 1, not {max_iter}")
-        self.eta = eta
-        self.adapt_eta = adapt_eta
+        self.penalty = penalty
+        self.adapt_penalty = adapt_penalty
         self.tol = tol
         self.max_iter = max_iter
         self.search = search
@@ -96,7 +96,7 @@ class AD3Decoder(Decoder):
         graph = FactorGraph.from_parts(parts, scores, single_root=self.single_root)
         p, r, primal, dual, iterations, converged, status = _ad3_kernels.ad3(
             graph.n, graph.arc_h, graph.arc_m, graph.unary, graph.pair_i, graph.pair_j,
-            graph.pair_score, self.single_root, float(self.eta), self.adapt_eta,
+            graph.pair_score, self.single_root, float(self.penalty), self.adapt_penalty,
             float(self.tol), int(self.max_iter), QP_ITERATIONS)
         raise_for_status(status, "spanning tree")
         solved = time.perf_counter()
