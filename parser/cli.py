@@ -48,7 +48,8 @@ def _add_train(sub) -> None:
     p.add_argument("--model", required=True, metavar="OUT", help="model file to write (.npz)")
     p.add_argument("--decoder", default=None, help="decoder: mst (non-projective; default "
                    "for --order 1), eisner (projective), ilp (exact; default for higher "
-                   "orders) or lp (LP relaxation + MST rounding + local search)")
+                   "orders), lp (LP relaxation + MST rounding + local search) or ad3 (the "
+                   "same relaxation by AD3; order 2 with all-pairs siblings)")
     p.add_argument("--order", choices=["1", "2", "full"], default="1",
                    help="parts scored: 1 = arcs; 2 = + grandparents and siblings; full = "
                         "2 + valency and non-projective arcs (default 1)")
@@ -193,9 +194,10 @@ def _add_parse(sub) -> None:
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="parse on N processes (default 1); the output is the same")
     p.add_argument("--decoder", default=None, metavar="D",
-                   help="decode with D (mst, eisner, lp, ilp) instead of the decoder the "
+                   help="decode with D (mst, eisner, lp, ad3, ilp) instead of the decoder the "
                         "model was trained with; it must handle the model's parts (order 1: "
-                        "any; higher orders: lp or ilp)")
+                        "any; higher orders: lp or ilp; order 2 with all-pairs siblings: "
+                        "also ad3)")
     p.add_argument("--max-words", type=int, default=MAX_SENTENCE_WORDS, metavar="N",
                    help="raw text: cut a sentence longer than N words where the sentence "
                         f"model likes it best (default {MAX_SENTENCE_WORDS}; 0: never), so "
