@@ -4,7 +4,7 @@ agreement on a trained order-2 model.
 One command::
 
     python eval/ad3_speed.py [--treebank sample|en_ewt|tr_imst] [--max-train N]
-                             [--max-dev N] [--epochs 2] [--max-heads 5]
+                             [--max-dev N] [--epochs 2] [--max-heads 5] [--out NAME]
 
 Trains an order-2 model (SSG, LP-relaxed loss-augmented inference, the ``lp`` decoder,
 pruned to ``--max-heads`` heads per word) on the treebank's training sentences (the
@@ -15,7 +15,7 @@ iterations), one core. Per decoder: decoding tokens/s (decoder calls only, round
 local search included), UAS of the output trees; for AD3: share converged, mean and
 median iterations, share integral and certified, and the LP value against HiGHS's
 (median and largest relative difference where converged; over all sentences). Writes
-``eval/results/ad3_speed.{json,md}``, with the command and ``uptime``'s load.
+``eval/results/ad3_speed.{json,md}`` (``--out``), with the command and ``uptime``'s load.
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ def main() -> None:
     ap.add_argument("--max-dev", type=int, default=None)
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--max-heads", type=int, default=5)
+    ap.add_argument("--out", default="ad3_speed",
+                    help="results file name in eval/results (without suffix)")
     args = ap.parse_args()
     train, dev = sentences(args.treebank, args.max_train, args.max_dev)
     config = TrainConfig(trainer="ssg", decoder="lp", epochs=args.epochs,
@@ -131,7 +133,7 @@ def main() -> None:
                                             "max rel diff (converged)"),
                ("rel_diff_all_max_text", "max rel diff (all)"), ("dual_bounds_lp", "dual >= LP"),
                ("same_tree_as_lp", "same tree as lp")]
-    write_table(RESULTS / "ad3_speed", "AD3 vs HiGHS on the order-2 LP relaxation", rows,
+    write_table(RESULTS / args.out, "AD3 vs HiGHS on the order-2 LP relaxation", rows,
                 columns, notes)
 
 
