@@ -17,9 +17,11 @@ factor alpha's copy ``q_{alpha,a}`` of ``p_a``:
   s_alpha y_alpha`` (one MAP per factor) bounds the LP optimum from above.
 
 Our ``eta`` and ``lambda`` are twice the authors' (their factor QPs read ``theta / d +
-2 lambda`` and ``2 eta``); the defaults of :class:`decoders.ad3.AD3Decoder` are theirs
-converted. The stopping rule, the residuals and the adaptation of ``eta`` follow the
-authors' ``FactorGraph::RunAD3``.
+2 lambda`` and ``2 eta``). The residuals and the adaptation of ``eta`` follow the
+authors' ``FactorGraph::RunAD3``; the stopping rule adds to their residuals a duality
+gap: the dual bound against the value of a feasible point (the TREE factor's copy of the
+arc values, a convex combination of trees, with the best pairwise values the local
+polytope allows with them), so that a reported convergence certifies the LP value.
 """
 
 import numpy as np
@@ -308,18 +310,21 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
     tol:
         Stop when both residuals (root mean square over the factor-variable links:
         ``q - p`` for the primal, ``sqrt(d_a)`` times the change of ``p`` for the dual)
-        are below ``tol``.
+        are below ``tol`` and the least dual value seen is within ``tol * max(1,
+        |dual|)`` of the best feasible value seen (:func:`feasible_value`).
     max_iter, qp_iter:
         Iterations of AD3, and of the TREE factor's active-set method per AD3 iteration.
 
     Returns
     -------
-    p, r, dual, iterations, converged, status:
-        ``float64 (A,)`` arc values (the average of the copies), ``float64 (P,)`` the
-        pairwise factors' (1, 1) values, the least dual value seen (an upper bound on
-        the LP optimum; evaluated every 50 iterations, whenever the primal residual is
-        below ``tol`` and at the end), iterations run, whether the residuals met ``tol``,
-        and the MST status (:data:`decoders._kernels.OK` or why no tree exists).
+    arcs, r, primal, dual, iterations, converged, status:
+        The best feasible point seen: ``float64 (A,)`` arc values (the TREE factor's
+        copy, a convex combination of trees) and ``float64 (P,)`` the pairwise factors'
+        (1, 1) values that go best with them; its value ``primal`` (a lower bound on the
+        LP optimum); the least dual value seen (an upper bound); both evaluated every 50
+        iterations, whenever the primal residual is below ``tol`` and at the last
+        iteration. Then the iterations run, whether the stopping rule was met, and the
+        MST status (:data:`decoders._kernels.OK` or why no tree exists).
     """
     A = arc_h.shape[0]
     P = pair_i.shape[0]
