@@ -18,10 +18,12 @@ factor alpha's copy ``q_{alpha,a}`` of ``p_a``:
 
 Our ``eta`` and ``lambda`` are twice the authors' (their factor QPs read ``theta / d +
 2 lambda`` and ``2 eta``). The residuals and the adaptation of ``eta`` follow the
-authors' ``FactorGraph::RunAD3``; the stopping rule adds to their residuals a duality
-gap: the dual bound against the value of a feasible point (the TREE factor's copy of the
-arc values, a convex combination of trees, with the best pairwise values the local
-polytope allows with them), so that a reported convergence certifies the LP value.
+authors' ``FactorGraph::RunAD3``. Where they stop on small residuals, we stop on a
+duality gap: the dual bound against the value of a feasible point (the TREE factor's
+copy of the arc values, a convex combination of trees, with the best pairwise values the
+local polytope allows with them), evaluated when the primal residual is small, so that a
+reported convergence certifies the LP value (with their rule the value was off by up to
+2.6e-5 relative on random order-2 instances at residuals below 1e-6).
 """
 
 import numpy as np
@@ -308,10 +310,13 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
         Every 10 iterations, double ``eta`` when the primal residual exceeds 100 times
         the dual one, halve it when the dual residual exceeds 10 times the primal one.
     tol:
-        Stop when both residuals (root mean square over the factor-variable links:
-        ``q - p`` for the primal, ``sqrt(d_a)`` times the change of ``p`` for the dual)
-        are below ``tol`` and the least dual value seen is within ``tol * max(1,
-        |dual|)`` of the best feasible value seen (:func:`feasible_value`).
+        The residuals are root mean squares over the factor-variable links (``q - p``
+        for the primal, ``sqrt(d_a)`` times the change of ``p`` for the dual, which with
+        the primal one steers ``eta``). Whenever the primal residual is below ``tol``
+        (and every 50 iterations, and at the last) the dual value and the value of the
+        TREE factor's current point (:func:`feasible_value`) are computed; AD3 stops as
+        soon as the least dual value is within ``tol * max(1, |dual|)`` of the best
+        feasible value, which brackets the LP optimum that closely.
     max_iter, qp_iter:
         Iterations of AD3, and of the TREE factor's active-set method per AD3 iteration.
 
@@ -323,7 +328,7 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
         (1, 1) values that go best with them; its value ``primal`` (a lower bound on the
         LP optimum); the least dual value seen (an upper bound); both evaluated every 50
         iterations, whenever the primal residual is below ``tol`` and at the last
-        iteration. Then the iterations run, whether the stopping rule was met, and the
+        iteration. Then the iterations run, whether the gap met ``tol``, and the
         MST status (:data:`decoders._kernels.OK` or why no tree exists).
     """
     A = arc_h.shape[0]
@@ -394,7 +399,6 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
         p[:] = p_new
         primal_res = np.sqrt(primal_res / links)
         dual_res = np.sqrt(dual_res / links)
-        small = primal_res < tol and dual_res < tol
         if primal_res < tol or it % DUAL_EVERY == 0 or it == max_iter:
             value, status = dual_value(n, arc_h, arc_m, share, pair_i, pair_j, pair_score,
                                        lam_tree, lam_pair, single_root)
@@ -405,7 +409,7 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
             if value > primal_best:
                 primal_best = value
                 q_best[:] = q_tree
-            converged = small and dual_best - primal_best <= tol * max(1.0, abs(dual_best))
+            converged = dual_best - primal_best <= tol * max(1.0, abs(dual_best))
         if converged:
             break
         if adapt_eta and it % ADAPT_EVERY == 0:
