@@ -113,7 +113,7 @@ def test_lp_value_dual_bound_and_certificates_on_random_order_2_instances():
             stats["rounded_value"], abs=1e-9)
     # measured: 24 of 28 converge within 3000 iterations (random scores
     # make fractional, degenerate LPs on which ADMM is slow), 7 are certified
-    assert converged >= 0.6 * len(CASES)
+    assert converged >= 0.75 * len(CASES)
     assert certified >= 5
 
 
