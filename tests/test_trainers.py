@@ -11,10 +11,16 @@ from polyparse.learning.trainers import TRAINERS
 SMALL = {"bits": 20, "label_bits": 14}
 
 
+BATCH = {"extragradient": {"epochs": 20, "trainer_options": {"eta": 0.1}}}
+"""Batch trainers take one step per epoch where the online ones take one per sentence:
+more epochs, and a step size above the worst-case ``1/L``."""
+
+
 @pytest.mark.parametrize("trainer", sorted(TRAINERS))
 def test_trainer_fits_the_sample_treebank(trainer, sample_train):
     train = sample_train[:150]
-    config = TrainConfig(trainer=trainer, epochs=3, features=SMALL)
+    config = TrainConfig(trainer=trainer, **{"epochs": 3, "features": SMALL,
+                                              **BATCH.get(trainer, {})})
     parser = Parser.train(train, config)
     scores = attachment_scores(train, parser.parse(train)).all_words
     assert scores["uas"] >= 95.0
