@@ -180,23 +180,20 @@ class ExtragradientTrainer(Trainer):
         single_root = decoder.single_root
         m = len(examples)
         states = SentenceStates.allocate(examples, self.state_size)
-        n_labels = len(model.labels)
 
         # f = sum_t f_t(y_t), the gold trees' norms and lengths
         f_total = np.zeros(model.dim)
         gold_sq = 0.0
         max_cost = 0.0
-        one = np.zeros(model.dim)
         for i in range(m):
             example = examples[i]
-            gold_pi = np.zeros((len(example.gold), n_labels))
-            rows = np.flatnonzero(example.gold_labels >= 0)
-            gold_pi[rows, example.gold_labels[rows]] = 1.0
-            self._add_features(one, model, example, example.gold, gold_pi, 1.0)
-            touched = np.flatnonzero(one)
-            gold_sq += float(one[touched] @ one[touched])
-            f_total[touched] += one[touched]
-            one[touched] = 0.0
+            # -f_t(y_t), sparse: the feature difference of the empty structure
+            indices, values = model.feature_difference(example, np.zeros(len(example.gold)),
+                                                       np.zeros(len(example.gold), np.int64))
+            indices, inverse = np.unique(indices, return_inverse=True)
+            values = np.bincount(inverse, weights=values)
+            gold_sq += float(values @ values)
+            f_total[indices] -= values
             max_cost += 2.0 * example.parts.n
         self._gamma = (self.radius if self.radius is not None
                        else float(np.sqrt(2.0 * (max_cost / m) / self.lambda_)))
