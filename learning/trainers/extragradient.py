@@ -107,6 +107,9 @@ def _labeled_projection(theta: np.ndarray, arcs: np.ndarray, n: int,
 class ExtragradientTrainer(Trainer):
     """Dual extragradient, KL projections on trees (Taskar et al. 2006); order 1 only.
 
+    One epoch is one batch iteration (one step of ``w``); after a run, ``eta_`` and
+    ``gamma_`` hold the step size and radius used. No ``--jobs``: sentences run in turn.
+
     Parameters
     ----------
     eta:
@@ -145,8 +148,8 @@ class ExtragradientTrainer(Trainer):
 
     @staticmethod
     def _labeled_scores(model, example, w, p):
-        """``s[a, l] = (F^T w + c)[a, l]`` without the constant ``q``, and the gold
-        tree's score ``w^T f(y)``."""
+        """``s[a, l] = (F^T w + c)[a, l]`` without the constant ``q``, and the model's
+        :class:`~learning.model.Scores` (cost-augmented labels)."""
         scores = model.scores(example, w, label_cost=LABEL_COST)
         rows = np.arange(scores.labels.size)
         part_only = scores.parts - scores.label_scores[rows, scores.labels]
@@ -167,7 +170,7 @@ class ExtragradientTrainer(Trainer):
 
     def _project_w(self, w):
         norm = np.linalg.norm(w)
-        return w if norm <= self._gamma else w * (self._gamma / norm)
+        return w if norm <= self.gamma_ else w * (self.gamma_ / norm)
 
     # -- the run ----------------------------------------------------------------------
 
@@ -195,12 +198,11 @@ class ExtragradientTrainer(Trainer):
             gold_sq += float(values @ values)
             f_total[indices] -= values
             max_cost += 2.0 * example.parts.n
-        self._gamma = (self.radius if self.radius is not None
+        self.gamma_ = (self.radius if self.radius is not None
                        else float(np.sqrt(2.0 * (max_cost / m) / self.lambda_)))
         self.eta_ = self.eta if self.eta is not None else 1.0 / np.sqrt(max(gold_sq, 1e-12))
-        self.gamma_ = self._gamma
         eta = self.eta_
-        log.info("extragradient: eta %.4g, radius %.4g", eta, self._gamma)
+        log.info("extragradient: eta %.4g, radius %.4g", eta, self.gamma_)
 
         s_w = np.zeros(model.dim)
         w_bar = np.zeros(model.dim)
@@ -230,7 +232,7 @@ class ExtragradientTrainer(Trainer):
             slack = self._slack_sum(examples, model, w_bar, single_root)
             cost_z = float(sum(states[i][-1] for i in range(m)))
             g_norm = float(np.linalg.norm(s_w)) / (t + 1)  # ||sum_t (F_t z_bar_t - f_t)||
-            dual = cost_z - self._gamma * g_norm
+            dual = cost_z - self.gamma_ * g_norm
             gap = slack - dual
             model.weights = w_bar.copy()
             stats = EpochStats(t + 1, slack / m, slack / m, time.perf_counter() - start,
