@@ -105,6 +105,11 @@ class Trainer(Declared, ABC):
         with these candidate ``parts`` (0: none)."""
         return 0
 
+    def check_parts(self, options: dict) -> None:
+        """``ValueError`` before any work when the trainer cannot fit a model whose parts
+        are built with these :func:`~decoders.higher_order.build_parts` ``options``
+        (``order``, ...); by default it fits every order."""
+
 
 class OnlineTrainer(Trainer):
     """Epochs over shuffled examples in mini-batches, averaged iterates.

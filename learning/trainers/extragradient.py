@@ -42,6 +42,7 @@ import time
 import numpy as np
 
 from polyparse.decoders import PartType, hamming_cost
+from polyparse.decoders.higher_order import build_parts
 from polyparse.decoders.matrix_tree import IllConditionedError, arc_marginals
 from polyparse.decoders.mst import chu_liu_edmonds
 
@@ -51,6 +52,9 @@ from ..state import SentenceStates
 from .base import EpochStats, Trainer, register
 
 log = logging.getLogger("polyparse.train")
+
+_ORDER_1_ONLY = ("the extragradient trainer supports order 1 (the arc-factored model) only, "
+                 "not order {}: its KL projection is the matrix-tree marginals of arc scores")
 
 MAX_SPREAD = 300.0
 """Nats of spread of the arc log-potentials past which :func:`kl_projection` takes the
@@ -144,6 +148,11 @@ class ExtragradientTrainer(Trainer):
         """``z_bar`` over the arcs, then the average of ``c^T u_z``."""
         return parts.block(PartType.ARC).stop - parts.block(PartType.ARC).start + 1
 
+    def check_parts(self, options):
+        """Order 1 only: arcs are the only parts."""
+        if set(build_parts(3, **options).offsets) != {PartType.ARC}:
+            raise ValueError(_ORDER_1_ONLY.format(options.get("order", "1")))
+
     # -- the pieces -----------------------------------------------------------------
 
     @staticmethod
@@ -175,11 +184,7 @@ class ExtragradientTrainer(Trainer):
     # -- the run ----------------------------------------------------------------------
 
     def run(self, examples, model, decoder):
-        if not model.arc_factored:
-            order = model.part_options.get("order", "?")
-            raise ValueError(f"the extragradient trainer supports order 1 (the arc-factored "
-                             f"model) only, not order {order}: its KL projection is the "
-                             "matrix-tree marginals of arc scores")
+        self.check_parts(model.part_options)
         single_root = decoder.single_root
         m = len(examples)
         states = SentenceStates.allocate(examples, self.state_size)
