@@ -39,6 +39,32 @@ def test_projection_is_the_marginals_of_all_trees(n, single_root):
         assert np.allclose(kl_projection(theta, arcs, n, single_root), expected, atol=1e-10)
 
 
+@pytest.mark.parametrize("n", [2, 3])
+def test_labeled_projection_is_the_marginals_of_all_labeled_trees(n):
+    """The KL projection on labeled trees: ``z[a, l] = mu[a] pi[a, l]`` with ``mu`` the
+    marginals at ``logsumexp_l theta[a, l]`` and ``pi`` the softmax of ``theta[a]``."""
+    import itertools
+
+    from polyparse.learning.trainers.extragradient import _labeled_projection
+
+    rng = np.random.default_rng(n)
+    n_labels = 3
+    h, m = np.nonzero(~np.eye(n + 1, dtype=bool))
+    arcs = np.stack([h, m], 1)[m > 0]
+    theta = 2.0 * rng.standard_normal((len(arcs), n_labels))
+    row = {(a, b): r for r, (a, b) in enumerate(arcs)}
+    expected = np.zeros_like(theta)
+    total = 0.0
+    for tree in all_trees(n, True):
+        rows = [row[tree[w], w] for w in range(1, n + 1)]
+        for labels in itertools.product(range(n_labels), repeat=n):
+            weight = np.exp(theta[rows, labels].sum())
+            expected[rows, labels] += weight
+            total += weight
+    mu, pi = _labeled_projection(theta, arcs, n, True)
+    assert np.allclose(mu[:, None] * pi, expected / total, atol=1e-10)
+
+
 def test_projection_falls_back_to_the_tree_past_the_spread():
     n = 4
     rng = np.random.default_rng(0)

@@ -27,7 +27,10 @@ marginals) and the average of ``c^T u_z``: with ``s_w`` they give the gap functi
 
 ``G = sum_t slack_t(w_bar) - sum_t c_t^T z_bar_t + gamma ||sum_t (F_t z_bar_t - f_t)||``,
 
-the first term by loss-augmented MST at ``w_bar``. ``G >= 0``, and Nesterov's bound
+the first term by loss-augmented MST at ``w_bar``, computed in the next epoch's pass from
+the scores at ``w_bar`` that its ``v_z`` needs anyway (an epoch's figures are yielded
+once they are known, with ``model.weights`` still that epoch's ``w_bar``; the last
+epoch takes one pass of scoring and MSTs more). ``G >= 0``, and Nesterov's bound
 (their Eq. 19) makes it ``O(1/t)`` for ``eta <= 1/L``.
 
 Order 1 only: the KL projection onto a polytope with second-order parts has no
@@ -211,17 +214,21 @@ class ExtragradientTrainer(Trainer):
 
         s_w = np.zeros(model.dim)
         w_bar = np.zeros(model.dim)
+        done = None     # the last iteration's figures, until its slack sum is known
         for t in range(self.epochs):
             start = time.perf_counter()
             v_w = self._project_w(eta * s_w)
             r_w = f_total.copy()
             s_w += f_total
+            slack = 0.0     # at w_bar of iteration t - 1: the slack term of its G
             for i in range(m):
                 example = examples[i]
                 parts = example.parts
                 arcs, n = parts.arcs, parts.n
                 p, q = hamming_cost(parts, example.gold)
-                s_bar, _ = self._labeled_scores(model, example, w_bar, p)
+                s_bar, scores = self._labeled_scores(model, example, w_bar, p)
+                if t:
+                    slack += _slack(parts, s_bar.max(axis=1), q, scores.gold, single_root)
                 theta = (eta * t) * s_bar
                 mu_v, pi_v = _labeled_projection(theta, arcs, n, single_root)
                 self._add_features(r_w, model, example, mu_v, pi_v, -1.0)
@@ -232,31 +239,40 @@ class ExtragradientTrainer(Trainer):
                 state = states[i]
                 state[:-1] += (mu_u - state[:-1]) / (t + 1)
                 state[-1] += (self._cost(example, p, q, mu_u, pi_u) - state[-1]) / (t + 1)
+            if done is not None:    # model.weights is still iteration t - 1's w_bar
+                yield self._stats(*done, slack, m)
             u_w = self._project_w(v_w + eta * r_w)
             w_bar += (u_w - w_bar) / (t + 1)
-            slack = self._slack_sum(examples, model, w_bar, single_root)
-            cost_z = float(sum(states[i][-1] for i in range(m)))
-            g_norm = float(np.linalg.norm(s_w)) / (t + 1)  # ||sum_t (F_t z_bar_t - f_t)||
-            dual = cost_z - self.gamma_ * g_norm
-            gap = slack - dual
             model.weights = w_bar.copy()
-            stats = EpochStats(t + 1, slack / m, slack / m, time.perf_counter() - start,
-                               extra={"G": gap, "primal": slack, "dual": dual})
-            log.info("epoch %d: G %.4g (primal %.4f, dual %.4f), %.1f s", t + 1, gap, slack,
-                     dual, stats.seconds)
-            yield stats
-
-    @staticmethod
-    def _slack_sum(examples, model, w, single_root):
-        """``max_z L(w, z)``: the sum of the slacks by loss-augmented MST."""
-        total = 0.0
-        for i in range(len(examples)):
+            # sum_t c_t^T z_bar_t, ||sum_t (F_t z_bar_t - f_t)||, seconds
+            done = (t + 1, float(sum(states[i][-1] for i in range(m))),
+                    float(np.linalg.norm(s_w)) / (t + 1), time.perf_counter() - start)
+        start = time.perf_counter()
+        slack = 0.0
+        for i in range(m):
             example = examples[i]
-            parts = example.parts
-            p, q = hamming_cost(parts, example.gold)
-            scores = model.scores(example, w, label_cost=LABEL_COST)
-            S = parts.arc_matrix(scores.parts + p)
-            heads = chu_liu_edmonds(S, single_root)
-            words = np.arange(1, parts.n + 1)
-            total += float(S[heads[1:], words].sum()) + q - scores.gold
-        return total
+            p, q = hamming_cost(example.parts, example.gold)
+            s_bar, scores = self._labeled_scores(model, example, w_bar, p)
+            slack += _slack(example.parts, s_bar.max(axis=1), q, scores.gold, single_root)
+        epoch, cost_z, g_norm, seconds = done
+        yield self._stats(epoch, cost_z, g_norm, seconds + time.perf_counter() - start, slack, m)
+
+    def _stats(self, epoch, cost_z, g_norm, seconds, slack, m):
+        """The epoch's figures: ``G = primal - dual`` with ``primal = max_z L(w_bar, z)``
+        (``slack``, the sum of the slacks) and ``dual = min_{w in W} L(w, z_bar) =
+        sum_t c_t^T z_bar_t - gamma ||sum_t (F_t z_bar_t - f_t)||``."""
+        dual = cost_z - self.gamma_ * g_norm
+        gap = slack - dual
+        stats = EpochStats(epoch, slack / m, slack / m, seconds,
+                           extra={"G": gap, "primal": slack, "dual": dual})
+        log.info("epoch %d: G %.4g (primal %.4f, dual %.4f), %.1f s", epoch, gap, slack,
+                 dual, seconds)
+        return stats
+
+
+def _slack(parts, arc_scores, q, gold, single_root):
+    """The slack ``max_z (s + p)^T z + q - s(z*)`` of one sentence by loss-augmented MST;
+    ``arc_scores`` are ``s + p`` per arc, each with its best (cost-augmented) label."""
+    S = parts.arc_matrix(arc_scores)
+    heads = chu_liu_edmonds(S, single_root)
+    return float(S[heads[1:], np.arange(1, parts.n + 1)].sum()) + q - gold
