@@ -17,9 +17,9 @@ At ``t > 0`` each max becomes ``t log sum exp(. / t)`` (all counting numbers 1: 
 pairwise factors and the TREE factor; the TREE soft max is ``t log Z`` by the
 matrix-tree theorem). The smoothed dual upper-bounds the hard one.
 
-Hazan-Urtasun updates here recompute the TREE marginals per update (one matrix-tree per
-arc update, a Python loop over arcs), not the Sherman-Morrison rank-one update of
-``docs/algorithms.md`` section 5b.
+Both run as numba kernels (:mod:`decoders._message_kernels`); the Hazan-Urtasun TREE
+messages come from the inverse of the matrix-tree Laplacian, kept current by
+Sherman-Morrison rank-one updates (``docs/algorithms.md`` section 5b).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _message_kernels
-from ._message_kernels import BIG
 from .factor_graph import FactorGraph
 from .matrix_tree import IllConditionedError
+from .mst import raise_for_status
 
 
 class DualResult(NamedTuple):
@@ -108,88 +108,25 @@ def dual_value(graph: FactorGraph, state: np.ndarray, temperature: float = 0.0,
     return value
 
 
-def _adjacency(graph: FactorGraph):
-    ends = np.concatenate([graph.pair_i, graph.pair_j])
-    sides = np.repeat(np.array([0, 1], dtype=np.int64), graph.n_pairs)
-    facs = np.concatenate([np.arange(graph.n_pairs, dtype=np.int64)] * 2)
-    order = np.argsort(ends, kind="stable")
-    ptr = np.zeros(graph.n_arcs + 1, dtype=np.int64)
-    ptr[1:] = np.cumsum(np.bincount(ends, minlength=graph.n_arcs))
-    return ptr, np.ascontiguousarray(facs[order]), np.ascontiguousarray(sides[order])
-
-
-def star_update(graph: FactorGraph, state: np.ndarray, a: int, temperature: float = 0.0,
-                forced=None) -> None:
-    """One star update at arc variable ``a`` (Eq. 11 at ``t == 0``; Hazan-Urtasun's
-    closed form with counting numbers 1 at ``t > 0``), in place."""
-    t = float(temperature)
-    P = graph.n_pairs
-    fac_i = np.flatnonzero(graph.pair_i == a)
-    fac_j = np.flatnonzero(graph.pair_j == a)
-    oth_i = state[P + fac_i]  # messages of the other variable
-    oth_j = state[fac_j]
-    s_i, s_j = graph.pair_score[fac_i], graph.pair_score[fac_j]
-    g_i = _smax(s_i - oth_i, 0.0, t) - _smax(-oth_i, 0.0, t)
-    g_j = _smax(s_j - oth_j, 0.0, t) - _smax(-oth_j, 0.0, t)
-    theta = -state[2 * P:].copy()
-    theta[a] = 0.0
-    if t == 0.0:
-        mm, _ = graph.tree_max_marginals(theta)
-        m0, m1 = mm[a]
-    else:
-        forced = forced_arcs(graph) if forced is None else forced
-        if forced[0][a]:
-            m0, m1 = -np.inf, 0.0
-        elif forced[1][a]:
-            m0, m1 = 0.0, -np.inf
-        else:
-            mu, _ = _tree_soft(graph, theta, t, forced)
-            if mu[a] in (0.0, 1.0):  # ill-conditioned fallback: hard max-marginals
-                mm, _ = graph.tree_max_marginals(theta)
-                m0, m1 = mm[a, 0] / t, mm[a, 1] / t
-            else:
-                m1 = np.log(mu[a])
-                m0 = np.log1p(-mu[a])
-    if m1 == -np.inf:
-        gt = -BIG
-    elif m0 == -np.inf:
-        gt = BIG
-    else:
-        gt = float(np.clip((m1 - m0) * (t if t > 0 else 1.0), -BIG, BIG))
-    total = graph.unary[a] + g_i.sum() + g_j.sum() + gt
-    share = total / (2.0 + fac_i.size + fac_j.size)
-    state[fac_i] = g_i - share
-    state[P + fac_j] = g_j - share
-    state[2 * P + a] = gt - share
-
-
-def _smax(x, y, t):
-    if t == 0.0:
-        return np.maximum(x, y)
-    return t * np.logaddexp(np.asarray(x) / t, np.asarray(y) / t)
-
-
 def sweeps(graph: FactorGraph, state: np.ndarray, *, sweeps: int,
            temperature: float = 0.0) -> DualResult:
-    """``sweeps`` passes of star updates over all arc variables, in place on ``state``:
-    DLPW (one numba call) at ``t == 0``, Hazan-Urtasun at ``t > 0``."""
+    """``sweeps`` passes of star updates over all arc variables, in place on ``state``,
+    in one numba call: DLPW at ``t == 0`` (exact TREE max-marginals per update),
+    Hazan-Urtasun at ``t > 0`` (TREE marginals kept current by rank-one updates of the
+    Laplacian's inverse, :func:`decoders._message_kernels.hu_sweeps`)."""
     t = float(temperature)
     if t < 0 or not np.isfinite(t):
         raise ValueError(f"temperature must be finite and >= 0, got {temperature}")
     _split(graph, state)
     if sweeps > 0 and graph.n_arcs:
+        common = (graph.n, graph.arc_h, graph.arc_m, graph.unary, graph.pair_score,
+                  graph.single_root, *graph.incidence())
         if t == 0.0:
-            ptr, fac, side = _adjacency(graph)
-            status = _message_kernels.dlpw_sweeps(
-                graph.n, graph.arc_h, graph.arc_m, graph.unary, graph.pair_i, graph.pair_j,
-                graph.pair_score, graph.single_root, ptr, fac, side, state, int(sweeps))
-            if status != 0:
-                raise RuntimeError(f"spanning tree search failed (status {status})")
+            status = _message_kernels.dlpw_sweeps(*common, state, int(sweeps))
         else:
-            forced = forced_arcs(graph)
-            for _ in range(sweeps):
-                for a in range(graph.n_arcs):
-                    star_update(graph, state, a, t, forced)
+            always, never = forced_arcs(graph)
+            status = _message_kernels.hu_sweeps(*common, always, never, state, int(sweeps), t)
+        raise_for_status(status, "spanning tree")
     return result_of(graph, state, t)
 
 

@@ -2,11 +2,13 @@
 
 One command::
 
-    python eval/trainers.py [--treebank tr_imst] [--order 2] [--budget 600]
-                            [--trainers ssg,dlpw,hu,bcfw,extragradient]
+    python eval/trainers.py [--treebank tr_imst] [--order 2] [--budget SECONDS]
+                            [--trainers ssg dlpw hu bcfw bcfw:pairwise=true extragradient]
 
-Every trainer gets the same training data, features, pruner, ``lambda`` and wall-clock
-budget (``--budget`` seconds of training; SSG-eta=1 is the reference). The common
+Every trainer gets the same training data, features, pruner, ``lambda`` and budget of
+training CPU seconds: by default what the first trainer (the reference, SSG-eta=1) takes
+for ``--reference-epochs`` epochs (issue 12: "the same budget as SSG-eta=1's 10
+epochs"). The common
 yardstick is the relaxed primal ``P(w) = (lambda/2)||w||^2 + mean LP-relaxed slack``
 (``docs/algorithms.md`` sections 4-5) at each trainer's weights after every epoch, on a
 fixed subset of the training sentences (``--yardstick``); evaluating it is not counted
@@ -21,8 +23,10 @@ peak memory and state size per sentence.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import multiprocessing
+import os
 import resource
 import time
 from pathlib import Path
@@ -77,37 +81,61 @@ def dev_scores(model: LinearModel, config: TrainConfig, dev, dev_input, decoder:
     return {"uas": scores["uas"], "las": scores["las"], "fallbacks": parser.fallbacks}
 
 
-def run_trainer(name: str, prepared: training.Prepared, config: TrainConfig, args,
-                dev, stick: list, pipe) -> None:
-    """Train ``name`` for ``args.budget`` seconds in this (forked) process; send back its
-    curve and final figures."""
+def parse_spec(spec: str) -> tuple[str, dict]:
+    """``"bcfw:pairwise=true,rho=0.1"`` -> ``("bcfw", {"pairwise": True, "rho": 0.1})``."""
+    name, _, given = spec.partition(":")
+    options = {}
+    for item in filter(None, given.split(",")):
+        key, _, value = item.partition("=")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    return name, options
+
+
+def run_trainer(spec: str, prepared: training.Prepared, config: TrainConfig, args,
+                dev, stick: list, budget: float, epochs: int, pipe) -> None:
+    """Train ``spec`` (a trainer's name, ``:`` and its options, :func:`parse_spec`) for
+    ``budget`` CPU seconds or ``epochs`` epochs in this (forked)
+    process; send back its curve and final figures. The clock is the process's CPU time
+    (one thread: ``single_thread``), which other work on the machine does not stretch
+    as it does the wall time (also recorded)."""
     model = LinearModel(prepared.model.extractor, prepared.model.labels,
                         parts=config.parts, pruner=prepared.model.pruner)
-    options = {"lambda_": args.lambda_} if "lambda_" in TRAINERS[name].settable() else {}
+    name, options = parse_spec(spec)
+    if "lambda_" in TRAINERS[name].settable():
+        options.setdefault("lambda_", args.lambda_)
     if name == "ssg":
         options["eta"] = 1.0
-    trainer = make_trainer(name, epochs=args.max_epochs, seed=0, **options)
+    trainer = make_trainer(name, epochs=epochs, seed=0, **options)
     decoder = make_decoder(config.decoder, config.single_root)
     lp = make_decoder("lp", config.single_root)
     examples = Examples(model, prepared.train)
-    state_floats = (sum(trainer.state_size(examples.parts(i)) for i in range(len(examples)))
-                    if trainer.stateful else 0)
-    curve, seconds = [], 0.0
+    curve, seconds, wall = [], 0.0, 0.0
+    runner = trainer.run(examples, model, decoder)
     try:
-        for stats in trainer.run(examples, model, decoder):
-            seconds += stats.seconds
-            curve.append({"epoch": stats.epoch, "seconds": seconds,
+        while True:
+            cpu, start = time.process_time(), time.perf_counter()
+            stats = next(runner, None)
+            if stats is None:
+                break
+            seconds += time.process_time() - cpu
+            wall += time.perf_counter() - start
+            curve.append({"epoch": stats.epoch, "seconds": seconds, "wall": wall,
                           "objective": stats.objective,
                           "P": yardstick(model, stick, lp, args.lambda_, model.weights),
                           **{k: float(v) for k, v in stats.extra.items()}})
-            logging.info("%s epoch %d: %.1f s, P(w) %.4f, %s", name, stats.epoch, seconds,
+            logging.info("%s epoch %d: %.1f s, P(w) %.4f, %s", spec, stats.epoch, seconds,
                          curve[-1]["P"], stats.extra)
-            if seconds >= args.budget:
+            if seconds >= budget:
                 break
     except ValueError as error:      # e.g. an order the trainer does not support
-        pipe.send({"trainer": name, "error": str(error)})
+        pipe.send({"trainer": spec, "error": str(error)})
         return
-    row = {"trainer": name, "epochs": len(curve), "seconds": seconds,
+    state_floats = (sum(trainer.state_size(examples.parts(i)) for i in range(len(examples)))
+                    if trainer.stateful else 0)       # after the run: bcfw knows its labels
+    row = {"trainer": spec, "epochs": len(curve), "seconds": seconds, "wall": wall,
            "seconds_per_epoch": seconds / max(len(curve), 1),
            "final_P": curve[-1]["P"] if curve else float("nan"),
            "state_bytes_per_sentence": 8.0 * state_floats / max(len(examples), 1),
@@ -124,9 +152,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--treebank", default="tr_imst")
     ap.add_argument("--order", choices=["1", "2"], default="2")
-    ap.add_argument("--trainers", default="ssg,dlpw,hu,bcfw,extragradient")
-    ap.add_argument("--budget", type=float, default=600.0,
-                    help="training seconds per trainer (evaluation not counted)")
+    ap.add_argument("--trainers", nargs="+", default=["ssg", "dlpw", "hu", "bcfw",
+                                                      "extragradient"],
+                    help="trainers, each NAME or NAME:KEY=VALUE,...; the first is the "
+                         "reference")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="training CPU seconds per trainer (evaluation not counted); "
+                         "default: what the first trainer takes for --reference-epochs")
+    ap.add_argument("--reference-epochs", type=int, default=10)
     ap.add_argument("--max-epochs", type=int, default=100)
     ap.add_argument("--lambda", dest="lambda_", type=float, default=1e-5)
     ap.add_argument("--max-train", type=int, default=None)
@@ -137,6 +170,9 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=10.0,
                     help="seconds per sentence of ILP decoding on dev")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--append", action="store_true",
+                    help="add --trainers to an earlier run's rows in OUT.json (its first row "
+                         "stays the reference and sets the budget); same data and options")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     train, dev = treebank(args.treebank)
@@ -153,30 +189,63 @@ def main() -> None:
     stick = [examples[int(i)] for i in picks]
     rows = []
     context = multiprocessing.get_context("fork")
-    for name in args.trainers.split(","):
+    names = list(args.trainers)
+    budget = args.budget
+
+    def run(name, budget, epochs):
         receive, send = context.Pipe(duplex=False)
-        child = context.Process(target=run_trainer,
-                                args=(name, prepared, config, args, dev, stick, send))
+        child = context.Process(target=run_trainer, args=(
+            name, prepared, config, args, dev, stick, budget, epochs, send))
+        load = os.getloadavg()[0]
         child.start()
-        rows.append(receive.recv())
+        row = receive.recv()
         child.join()
-        logging.info("%s: %s", name, {k: v for k, v in rows[-1].items() if k != "curve"})
+        row["load"] = f"{load:.1f} / {os.getloadavg()[0]:.1f}"
+        logging.info("%s: %s", name, {k: v for k, v in row.items() if k != "curve"})
+        return row
+
     out = Path(args.out) if args.out else RESULTS / f"trainers_{args.treebank}_order{args.order}"
+    if args.append:            # an earlier run's rows: its first is the reference
+        rows = [r for r in json.loads(out.with_suffix(".json").read_text())["rows"]
+                if r["trainer"] not in names[1:]]
+        names = [n for n in names if n != rows[0]["trainer"]]
+        budget = rows[0]["seconds"] if budget is None else budget
+    elif budget is None:       # the reference's epochs set the budget of the others
+        rows.append(run(names[0], float("inf"), args.reference_epochs))
+        budget = rows[0]["seconds"]
+        names = names[1:]
+    for name in names:
+        rows.append(run(name, budget, args.max_epochs))
+    reference = rows[0]
+    for row in rows:
+        if "curve" in row:
+            reached = [c["seconds"] for c in row["curve"] if c["P"] <= reference["final_P"]]
+            row["reach_s"] = reached[0] if reached else float("nan")
+            row["reach_x"] = row["reach_s"] / reference["seconds"]
+            row["uas_vs_reference"] = row["lp_uas"] - reference["lp_uas"]
     notes = (f"{len(train)} training sentences, {len(dev)} dev, order {args.order}, at most "
-             f"{args.max_heads} candidate heads per word, lambda {args.lambda_}, a budget of "
-             f"{args.budget:.0f} s of training per trainer; P(w) on {len(stick)} training "
-             f"sentences; preparation (features, pruner) {prep_seconds:.0f} s, shared.\n\n"
-             + "\n".join(f"- **{r['trainer']}**: claim: {CLAIMS.get(r['trainer'], '')}"
+             f"{args.max_heads} candidate heads per word, lambda {args.lambda_}; budget: "
+             f"{budget:.0f} CPU seconds of training per trainer (the reference "
+             f"{reference['trainer']}'s {reference['epochs']} epochs); P(w) on {len(stick)} "
+             f"training sentences; preparation (features, pruner) {prep_seconds:.0f} s, "
+             f"shared. *reaches*: CPU seconds until P(w) is at most the reference's final "
+             f"P(w) (checked after each epoch), and that as a multiple of the reference's "
+             f"time; UAS vs reference: dev UAS (LP) minus the reference's; load: the machine's "
+             f"1-minute load average before / after the trainer's run (2 cores).\n\n"
+             + "\n".join(f"- **{r['trainer']}**: claim: {CLAIMS.get(parse_spec(r['trainer'])[0], '')}"
                          + (f" Not run: {r['error']}" if "error" in r else "")
                          for r in rows))
     table = [r for r in rows if "error" not in r]
     write_table(out, f"Trainers on {args.treebank}, order {args.order}", table,
                 [("trainer", "trainer"), ("epochs", "epochs"),
-                 ("seconds_per_epoch", "s/epoch"), ("final_P", "final P(w)"),
+                 ("seconds_per_epoch", "CPU s/epoch"), ("wall", "wall s"),
+                 ("final_P", "final P(w)"), ("reach_s", "reaches (CPU s)"),
+                 ("reach_x", "reaches (x reference)"), ("uas_vs_reference", "UAS vs reference"),
                  ("lp_uas", "dev UAS (LP)"), ("lp_las", "dev LAS (LP)"),
                  ("ilp_uas", "dev UAS (ILP)"), ("ilp_las", "dev LAS (ILP)"),
                  ("peak_mib", "peak MiB"),
-                 ("state_bytes_per_sentence", "state bytes/sentence")], notes)
+                 ("state_bytes_per_sentence", "state bytes/sentence"), ("load", "load")],
+                notes)
     plot(table, out)
 
 
@@ -194,8 +263,8 @@ def plot(rows: list[dict], out: Path) -> None:
             if values:
                 right.plot(seconds[:len(values)], values, marker=".",
                            label=f"{row['trainer']}: {key}")
-    left.set(xlabel="training seconds", ylabel="P(w) (relaxed primal)", yscale="log")
-    right.set(xlabel="training seconds", ylabel="certificate", yscale="symlog")
+    left.set(xlabel="training CPU seconds", ylabel="P(w) (relaxed primal)", yscale="log")
+    right.set(xlabel="training CPU seconds", ylabel="certificate", yscale="symlog")
     left.legend()
     right.legend(fontsize="small")
     fig.tight_layout()

@@ -95,6 +95,7 @@ def _add_train(sub) -> None:
 
 def _train(args) -> None:
     from .pipeline import Parser, TrainConfig
+    from .warmup import warm_kernels
 
     _positive(jackknife=args.jackknife, tagger_epochs=args.tagger_epochs)
     if args.no_tagger and args.word_clusters:
@@ -127,6 +128,7 @@ def _train(args) -> None:
         jackknife=args.jackknife)
     start = time.perf_counter()
     try:
+        warm_kernels(train, config, dev)
         parser = Parser.train(train, config, dev, progress=sys.stderr.isatty(),
                               checkpoint=args.checkpoint)
     except ValueError as error:

@@ -53,6 +53,28 @@ def prepare(train: Sequence[Sentence], config: TrainConfig,
     if config.tagger is not None and not 2 <= config.jackknife <= len(train):
         raise ValueError(f"jackknifing needs between 2 and {len(train)} folds (the number "
                          f"of training sentences), not {config.jackknife}")
+    tokenizer, tagger, lemmatizer, parser_train, parser_dev = fit_text_models(
+        train, config, dev)
+    if not config.uses_lemmas:
+        parser_train = [without_lemmas(s) for s in parser_train]
+    extractor = FeatureExtractor(FeatureConfig.from_json(config.features)).fit(
+        parser_train, parts=config.parts)
+    config.features = extractor.config.to_json()
+    log.info("features: 2**%d part features, 2**%d label features",
+             extractor.config.bits, extractor.config.label_bits)
+    labels = sorted({label for s in train for label in s.deprels[1:]})
+    pruner = train_pruner(extractor, labels, parser_train, config, parser_dev,
+                               progress) if config.pruned else None
+    model = LinearModel(extractor, labels, parts=config.parts, pruner=pruner)
+    return Prepared(model, tokenizer, tagger, lemmatizer, parser_train, parser_dev)
+
+
+def fit_text_models(train: Sequence[Sentence], config: TrainConfig,
+                    dev: Sequence[Sentence] | None = None):
+    """The first stage of :func:`prepare`: ``(tokenizer, tagger, lemmatizer, train,
+    dev)``, the models (None where ``config`` or the data has none) and the sentences as
+    the parser sees them (jackknifed training tags, the tagger's dev tags, with their
+    lemmas)."""
     tagger_options = dict(config.tagger or {})
     epochs = int(tagger_options.pop("epochs", TAGGER_EPOCHS))
     if tagger_options.get("clusters") is not None:
@@ -83,19 +105,7 @@ def prepare(train: Sequence[Sentence], config: TrainConfig,
                 parser_dev = lemmatizer.lemmatize(parser_dev, tagger)
                 log.info("lemmatizer: dev lemma accuracy %.2f",
                          _accuracy(dev, parser_dev, "lemmas"))
-    if not config.uses_lemmas:
-        parser_train = [without_lemmas(s) for s in parser_train]
-    extractor = FeatureExtractor(FeatureConfig.from_json(config.features)).fit(
-        parser_train, parts=config.parts)
-    config.features = extractor.config.to_json()
-    log.info("features: 2**%d part features, 2**%d label features",
-             extractor.config.bits, extractor.config.label_bits)
-    labels = sorted({label for s in train for label in s.deprels[1:]})
-    pruner = train_pruner(extractor, labels, parser_train, config, parser_dev,
-                               progress) if config.pruned else None
-    model = LinearModel(extractor, labels, parts=config.parts, pruner=pruner)
-    model = LinearModel(extractor, labels, parts=config.parts, pruner=pruner)
-    return Prepared(model, tokenizer, tagger, lemmatizer, parser_train, parser_dev)
+    return tokenizer, tagger, lemmatizer, parser_train, parser_dev
 
 
 def train_pruner(extractor, labels, train, config, dev, progress) -> Pruner:

@@ -45,6 +45,21 @@ def parse_in_processes(parser: "Parser", chunks: Iterator[list[Sentence]], retag
         end_pool(pool)
 
 
+def in_child(function, *args):
+    """``function(*args)`` run in a child process (forked where possible), its result
+    sent back; an exception in it is raised here. Memory the work takes and keeps (numba's
+    compiled modules) goes back to the system when it ends. A stop signal ends the child
+    with the parent (:func:`~corpora.signals.end_pool`)."""
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    with stops_to_main_thread():
+        pool = context.Pool(1, initializer=in_worker)
+    try:
+        return pool.apply(function, args)
+    finally:
+        end_pool(pool)
+
+
 def _collect(parser: "Parser", done: tuple[list[Sentence], int]) -> list[Sentence]:
     parsed, fallbacks = done
     parser.fallbacks += fallbacks

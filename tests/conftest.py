@@ -12,6 +12,11 @@ SAMPLE = REPO / "corpora" / "sample"
 UD = Path(os.environ.get("POLYPARSE_UD") or REPO.parent / "shared" / "ud")
 """The shared UD treebanks: ``$POLYPARSE_UD``, else ``shared/ud`` next to the repository."""
 
+# The suite trains through the command line dozens of times, each with its own setup:
+# no rehearsal of the kernels in child processes (parser/warmup.py; tested in
+# tests/test_warmup.py).
+os.environ.setdefault("POLYPARSE_REHEARSE", "0")
+
 MODEL_SENTENCES = 200
 """The session's model is trained on the first 200 sentences of the sample."""
 

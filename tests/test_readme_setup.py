@@ -53,6 +53,7 @@ def fresh_clone_and_venv(tmp_path: Path) -> dict:
     env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}",
                POLYPARSE_CACHE=str(tmp_path / "cache"), PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("NUMBA_CACHE_DIR", None)
+    env.pop("POLYPARSE_REHEARSE", None)     # a newcomer's first run rehearses
     return {"cwd": clone, "env": env}
 
 

@@ -89,8 +89,9 @@ class DLPWTrainer(PegasosTrainer):
 class HazanUrtasunTrainer(DLPWTrainer):
     """Hazan and Urtasun (2010): block coordinate descent on the smoothed dual
     (counting numbers 1 for variables, pairwise factors and the TREE factor), then a
-    Pegasos step with the soft beliefs' feature difference. Each update recomputes the
-    TREE factor's marginals (one matrix-tree), not a Sherman-Morrison update.
+    Pegasos step with the soft beliefs' feature difference. The TREE factor's messages
+    come from the inverse of the matrix-tree Laplacian, kept current by rank-one
+    (Sherman-Morrison) updates: O(n^2) per arc update.
 
     Parameters
     ----------
