@@ -104,20 +104,6 @@ def test_gap_is_nonnegative_with_the_default_step_and_a_tight_ball(sample_train)
     assert all(e.objective > 0 for e in parser.report.epochs)
 
 
-@pytest.mark.parametrize("order", ["2", "full"])
-def test_refuses_higher_orders_before_any_work(order, sample_train, monkeypatch):
-    from polyparse.parser import training
-
-    def prepare(*args, **kwargs):
-        raise AssertionError("the order is refused before the preparation")
-
-    monkeypatch.setattr(training, "prepare", prepare)
-    config = TrainConfig(trainer="extragradient", epochs=1, features=SMALL,
-                         parts={"order": order}, decoder="ilp")
-    with pytest.raises(ValueError, match=f"supports order 1 .* not order {order}"):
-        Parser.train(sample_train[:5], config)
-
-
 def test_options_are_checked():
     from polyparse.learning.trainers import make_trainer
 

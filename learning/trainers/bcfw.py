@@ -25,19 +25,18 @@ import time
 
 import numpy as np
 
-from polyparse.decoders.factor_graph import FactorGraph
 from polyparse.decoders.mst import raise_for_status
 
 from .. import _bcfw_kernels as kernels
 from ..inference import LABEL_COST
 from ..state import SentenceStates
-from .base import EpochStats, Trainer, register
+from .base import EpochStats, OnFactorGraph, Trainer, register
 
 log = logging.getLogger("polyparse.train")
 
 
 @register("bcfw")
-class SoftBCFWTrainer(Trainer):
+class SoftBCFWTrainer(OnFactorGraph, Trainer):
     """Soft-BCFW (Meshi, Srebro, Hazan 2015): Frank-Wolfe steps on blocks of the
     soft-constrained dual; ``w`` follows the dual. Orders 1 and 2 (all-pairs siblings).
 
@@ -82,7 +81,7 @@ class SoftBCFWTrainer(Trainer):
     def state_size(self, parts):
         """Floats per sentence: ``A (L + 3) + 6 P`` (:func:`learning._bcfw_kernels.layout`;
         the label count ``L`` is the model's, known once a run starts)."""
-        graph = _graph(parts)
+        graph = self.graph(parts)
         return int(kernels.layout(graph.n_arcs, graph.n_pairs, self.n_labels or 1)[-1])
 
     def run(self, examples, model, decoder):
@@ -94,7 +93,7 @@ class SoftBCFWTrainer(Trainer):
         w = np.zeros(model.dim)
         for i in range(M):
             example = examples[i]
-            graph = _graph(example.parts, single_root)
+            graph = self.graph(example.parts, single_root)
             gold_arc = example.gold[graph.arc_rows]
             kernels.init_state(states[i], graph.n_arcs, graph.n_pairs, self.n_labels,
                                gold_arc, example.gold_labels, graph.pair_i, graph.pair_j)
@@ -103,7 +102,7 @@ class SoftBCFWTrainer(Trainer):
             seen = 0.0
             for i in rng.permutation(M):
                 example = examples[int(i)]
-                graph = _graph(example.parts, single_root)
+                graph = self.graph(example.parts, single_root)
                 order = rng.permutation(graph.n_arcs + graph.n_pairs + 1)
                 gaps, status = kernels.sweep(w, *self._common(model, example, graph),
                                              states[int(i)], order, self.lambda_,
@@ -138,7 +137,7 @@ class SoftBCFWTrainer(Trainer):
         maxes = loss = delta_sq = 0.0
         for i in range(len(examples)):
             example = examples[i]
-            graph = _graph(example.parts, single_root)
+            graph = self.graph(example.parts, single_root)
             g, mx, ls, dsq, status = kernels.certificate(
                 w, *self._common(model, example, graph), states[i], M)
             raise_for_status(status, "spanning tree")
@@ -160,11 +159,3 @@ class SoftBCFWTrainer(Trainer):
                 graph.single_root, example.gold[graph.arc_rows], example.gold_labels,
                 LABEL_COST)
 
-
-def _graph(parts, single_root: bool = True) -> FactorGraph:
-    """The factor graph of ``parts`` (structure only), or the trainer's refusal."""
-    try:
-        return FactorGraph.from_parts(parts, np.zeros(len(parts)), single_root=single_root)
-    except ValueError as error:
-        raise ValueError(f"the bcfw trainer supports orders 1 and 2 (all-pairs siblings), "
-                         f"not this model's parts: {error}") from None
