@@ -181,6 +181,19 @@ class FactorGraph:
         return np.bincount(np.concatenate([self.pair_i, self.pair_j]),
                            minlength=self.n_arcs) + 1
 
+    def incidence(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(ptr, factor, side)``: the pairwise factors at arc variable a are
+        ``factor[ptr[a]:ptr[a + 1]]``, a being their variable ``side`` (0: ``pair_i``,
+        1: ``pair_j``); what the numba kernels of the trainers walk for a star update or a
+        variable's block."""
+        ends = np.concatenate([self.pair_i, self.pair_j])
+        sides = np.repeat(np.array([0, 1], dtype=np.int64), self.n_pairs)
+        factors = np.concatenate([np.arange(self.n_pairs, dtype=np.int64)] * 2)
+        order = np.argsort(ends, kind="stable")
+        ptr = np.zeros(self.n_arcs + 1, dtype=np.int64)
+        ptr[1:] = np.cumsum(np.bincount(ends, minlength=self.n_arcs))
+        return ptr, np.ascontiguousarray(factors[order]), np.ascontiguousarray(sides[order])
+
     # -- states and scores ---------------------------------------------------------------
 
     def arc_state(self, heads: np.ndarray) -> np.ndarray:

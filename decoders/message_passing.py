@@ -108,16 +108,6 @@ def dual_value(graph: FactorGraph, state: np.ndarray, temperature: float = 0.0,
     return value
 
 
-def _adjacency(graph: FactorGraph):
-    ends = np.concatenate([graph.pair_i, graph.pair_j])
-    sides = np.repeat(np.array([0, 1], dtype=np.int64), graph.n_pairs)
-    facs = np.concatenate([np.arange(graph.n_pairs, dtype=np.int64)] * 2)
-    order = np.argsort(ends, kind="stable")
-    ptr = np.zeros(graph.n_arcs + 1, dtype=np.int64)
-    ptr[1:] = np.cumsum(np.bincount(ends, minlength=graph.n_arcs))
-    return ptr, np.ascontiguousarray(facs[order]), np.ascontiguousarray(sides[order])
-
-
 def sweeps(graph: FactorGraph, state: np.ndarray, *, sweeps: int,
            temperature: float = 0.0) -> DualResult:
     """``sweeps`` passes of star updates over all arc variables, in place on ``state``,
@@ -130,7 +120,7 @@ def sweeps(graph: FactorGraph, state: np.ndarray, *, sweeps: int,
     _split(graph, state)
     if sweeps > 0 and graph.n_arcs:
         common = (graph.n, graph.arc_h, graph.arc_m, graph.unary, graph.pair_score,
-                  graph.single_root, *_adjacency(graph))
+                  graph.single_root, *graph.incidence())
         if t == 0.0:
             status = _message_kernels.dlpw_sweeps(*common, state, int(sweeps))
         else:

@@ -3,7 +3,7 @@
 One command::
 
     python eval/trainers.py [--treebank tr_imst] [--order 2] [--budget SECONDS]
-                            [--trainers ssg,dlpw,hu,bcfw,extragradient]
+                            [--trainers ssg dlpw hu bcfw bcfw:pairwise=true extragradient]
 
 Every trainer gets the same training data, features, pruner, ``lambda`` and budget of
 training CPU seconds: by default what the first trainer (the reference, SSG-eta=1) takes
@@ -81,23 +81,37 @@ def dev_scores(model: LinearModel, config: TrainConfig, dev, dev_input, decoder:
     return {"uas": scores["uas"], "las": scores["las"], "fallbacks": parser.fallbacks}
 
 
-def run_trainer(name: str, prepared: training.Prepared, config: TrainConfig, args,
+def parse_spec(spec: str) -> tuple[str, dict]:
+    """``"bcfw:pairwise=true,rho=0.1"`` -> ``("bcfw", {"pairwise": True, "rho": 0.1})``."""
+    name, _, given = spec.partition(":")
+    options = {}
+    for item in filter(None, given.split(",")):
+        key, _, value = item.partition("=")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    return name, options
+
+
+def run_trainer(spec: str, prepared: training.Prepared, config: TrainConfig, args,
                 dev, stick: list, budget: float, epochs: int, pipe) -> None:
-    """Train ``name`` for ``budget`` CPU seconds or ``epochs`` epochs in this (forked)
+    """Train ``spec`` (a trainer's name, ``:`` and its options, :func:`parse_spec`) for
+    ``budget`` CPU seconds or ``epochs`` epochs in this (forked)
     process; send back its curve and final figures. The clock is the process's CPU time
     (one thread: ``single_thread``), which other work on the machine does not stretch
     as it does the wall time (also recorded)."""
     model = LinearModel(prepared.model.extractor, prepared.model.labels,
                         parts=config.parts, pruner=prepared.model.pruner)
-    options = {"lambda_": args.lambda_} if "lambda_" in TRAINERS[name].settable() else {}
+    name, options = parse_spec(spec)
+    if "lambda_" in TRAINERS[name].settable():
+        options.setdefault("lambda_", args.lambda_)
     if name == "ssg":
         options["eta"] = 1.0
     trainer = make_trainer(name, epochs=epochs, seed=0, **options)
     decoder = make_decoder(config.decoder, config.single_root)
     lp = make_decoder("lp", config.single_root)
     examples = Examples(model, prepared.train)
-    state_floats = (sum(trainer.state_size(examples.parts(i)) for i in range(len(examples)))
-                    if trainer.stateful else 0)
     curve, seconds, wall = [], 0.0, 0.0
     runner = trainer.run(examples, model, decoder)
     try:
@@ -112,14 +126,16 @@ def run_trainer(name: str, prepared: training.Prepared, config: TrainConfig, arg
                           "objective": stats.objective,
                           "P": yardstick(model, stick, lp, args.lambda_, model.weights),
                           **{k: float(v) for k, v in stats.extra.items()}})
-            logging.info("%s epoch %d: %.1f s, P(w) %.4f, %s", name, stats.epoch, seconds,
+            logging.info("%s epoch %d: %.1f s, P(w) %.4f, %s", spec, stats.epoch, seconds,
                          curve[-1]["P"], stats.extra)
             if seconds >= budget:
                 break
     except ValueError as error:      # e.g. an order the trainer does not support
-        pipe.send({"trainer": name, "error": str(error)})
+        pipe.send({"trainer": spec, "error": str(error)})
         return
-    row = {"trainer": name, "epochs": len(curve), "seconds": seconds, "wall": wall,
+    state_floats = (sum(trainer.state_size(examples.parts(i)) for i in range(len(examples)))
+                    if trainer.stateful else 0)       # after the run: bcfw knows its labels
+    row = {"trainer": spec, "epochs": len(curve), "seconds": seconds, "wall": wall,
            "seconds_per_epoch": seconds / max(len(curve), 1),
            "final_P": curve[-1]["P"] if curve else float("nan"),
            "state_bytes_per_sentence": 8.0 * state_floats / max(len(examples), 1),
@@ -136,8 +152,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--treebank", default="tr_imst")
     ap.add_argument("--order", choices=["1", "2"], default="2")
-    ap.add_argument("--trainers", default="ssg,dlpw,hu,bcfw,extragradient",
-                    help="comma-separated; the first is the reference")
+    ap.add_argument("--trainers", nargs="+", default=["ssg", "dlpw", "hu", "bcfw",
+                                                      "extragradient"],
+                    help="trainers, each NAME or NAME:KEY=VALUE,...; the first is the "
+                         "reference")
     ap.add_argument("--budget", type=float, default=None,
                     help="training CPU seconds per trainer (evaluation not counted); "
                          "default: what the first trainer takes for --reference-epochs")
@@ -171,7 +189,7 @@ def main() -> None:
     stick = [examples[int(i)] for i in picks]
     rows = []
     context = multiprocessing.get_context("fork")
-    names = args.trainers.split(",")
+    names = list(args.trainers)
     budget = args.budget
 
     def run(name, budget, epochs):
@@ -214,7 +232,7 @@ def main() -> None:
              f"P(w) (checked after each epoch), and that as a multiple of the reference's "
              f"time; UAS vs reference: dev UAS (LP) minus the reference's; load: the machine's "
              f"1-minute load average before / after the trainer's run (2 cores).\n\n"
-             + "\n".join(f"- **{r['trainer']}**: claim: {CLAIMS.get(r['trainer'], '')}"
+             + "\n".join(f"- **{r['trainer']}**: claim: {CLAIMS.get(parse_spec(r['trainer'])[0], '')}"
                          + (f" Not run: {r['error']}" if "error" in r else "")
                          for r in rows))
     table = [r for r in rows if "error" not in r]

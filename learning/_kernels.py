@@ -44,3 +44,28 @@ def rescale(v, acc, total_scale, factor):
     for i in range(v.shape[0]):
         acc[i] += (factor - 1.0) * total_scale * v[i]
         v[i] *= factor
+
+
+@numba.njit(cache=True)
+def add_expected_features(out, part_dim, n_labels, part_indptr, part_indices, part_data,
+                          label_indptr, label_indices, label_data, mu, pi, sign):
+    """``out += sign * F z`` for a labeled arc vector ``z``: arc row ``a`` has marginal
+    ``mu[a]`` and label distribution ``pi[a]`` (``z[a, l] = mu[a] pi[a, l]``).
+
+    Row ``a`` of the part features (CSR ``part_*``) is weighed by ``mu[a]``; its label
+    features (CSR ``label_*``, hashed index ``f``) go to ``out[part_dim + f * n_labels +
+    l]`` weighed by ``mu[a] pi[a, l]`` (the layout of :class:`learning.model.LinearModel`).
+    """
+    for a in range(mu.shape[0]):
+        m = sign * mu[a]
+        if m == 0.0:
+            continue
+        for j in range(part_indptr[a], part_indptr[a + 1]):
+            out[part_indices[j]] += m * part_data[j]
+        for j in range(label_indptr[a], label_indptr[a + 1]):
+            base = part_dim + label_indices[j] * n_labels
+            c = m * label_data[j]
+            for lab in range(n_labels):
+                p = pi[a, lab]
+                if p != 0.0:
+                    out[base + lab] += c * p

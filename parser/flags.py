@@ -10,7 +10,10 @@ naming ``--eta``), before any long work starts.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
+import types
+import typing
 
 from polyparse.decoders import Declared, Option, OptionError
 
@@ -20,19 +23,35 @@ def add_flags(parser: argparse.ArgumentParser, components: dict[str, type[Declar
     """Add a group ``title`` with one flag per settable option of ``components`` (or
     of the option names in ``only``); every flag defaults to None (not given)."""
     by_name: dict[str, tuple[Option, list[str]]] = {}
+    helps: dict[str, dict[str, list[str]]] = {}
+    merged_names: set[str] = set()
     for component, cls in sorted(components.items()):
         for name, option in cls.settable().items():
             if only is not None and name not in only:
                 continue
             known = by_name.setdefault(name, (option, []))
             if known[0].annotation != option.annotation:
-                raise TypeError(f"option {name} is declared as {known[0].annotation} and as "
-                                f"{option.annotation}: one name, one type")
+                if bool in (known[0].annotation, option.annotation):
+                    raise TypeError(f"option {name} is declared as {known[0].annotation} and "
+                                    f"as {option.annotation}: a switch cannot take a value")
+                # one flag taking either type (None is the flag's absence); chosen()
+                # checks the value against the chosen component's own declaration
+                merged = typing.Union[tuple(
+                    kind for kind in (*_alternatives(known[0].annotation),
+                                      *_alternatives(option.annotation))
+                    if kind is not type(None))]
+                known = by_name[name] = (dataclasses.replace(known[0], annotation=merged,
+                                                             default=None), known[1])
+                merged_names.add(name)
             known[1].append(component)
+            helps.setdefault(name, {}).setdefault(_plain(option.help), []).append(component)
     group = parser.add_argument_group(title)
     for name, (option, owners) in by_name.items():
         where = f" [{', '.join(owners)}]" if len(owners) < len(components) else ""
         text = _plain(option.help)
+        if name in merged_names:    # one name, two meanings: each with its owners
+            text = "; ".join(f"{h} [{', '.join(o)}]" for h, o in helps[name].items())
+            where = ""
         default = "" if option.default is None else f" (default {option.default})"
         if option.is_flag:
             flag = option.flag if not option.default else "--no-" + option.flag[2:]
@@ -61,6 +80,12 @@ def chosen(args: argparse.Namespace, components: dict[str, type[Declared]],
         flags = ", ".join(sorted(Option(o, None, None).flag for o in error.unknown))
         raise ValueError(f"{cls.kind} {name!r} does not take {flags}") from None
     return given
+
+
+def _alternatives(hint) -> tuple:
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return typing.get_args(hint)
+    return (hint,)
 
 
 def _plain(text: str) -> str:

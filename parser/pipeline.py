@@ -114,6 +114,7 @@ class Parser:
         config_decoder(config)
         trainer = make_trainer(config.trainer, epochs=config.epochs, seed=config.seed,
                                progress=progress, **config.trainer_options)
+        trainer.check_parts(config.parts)
         if config.tagger is not None and not 2 <= config.jackknife <= len(train):
             raise ValueError(f"jackknifing needs between 2 and {len(train)} folds (the number "
                              f"of training sentences), not {config.jackknife}")

@@ -11,10 +11,16 @@ from polyparse.learning.trainers import TRAINERS
 SMALL = {"bits": 20, "label_bits": 14}
 
 
+BATCH = {"extragradient": {"epochs": 20, "trainer_options": {"eta": 0.1}}}
+"""Batch trainers take one step per epoch where the online ones take one per sentence:
+more epochs, and a step size above the worst-case ``1/L``."""
+
+
 @pytest.mark.parametrize("trainer", sorted(TRAINERS))
 def test_trainer_fits_the_sample_treebank(trainer, sample_train):
     train = sample_train[:150]
-    config = TrainConfig(trainer=trainer, epochs=3, features=SMALL)
+    config = TrainConfig(trainer=trainer, **{"epochs": 3, "features": SMALL,
+                                              **BATCH.get(trainer, {})})
     parser = Parser.train(train, config)
     scores = attachment_scores(train, parser.parse(train)).all_words
     assert scores["uas"] >= 95.0
@@ -151,3 +157,21 @@ def test_dual_certificate_never_increases_under_sweeps_at_fixed_weights(sample_t
         assert all(b <= a + 1e-6 * max(1.0, abs(a)) for a, b in zip(values, values[1:]))
         checked += 1
     assert checked
+
+
+@pytest.mark.parametrize("trainer, parts", [
+    ("extragradient", {"order": "2"}), ("extragradient", {"order": "full"}),
+    ("dlpw", {"order": "full"}), ("hu", {"order": "2", "consecutive_siblings": True}),
+    ("bcfw", {"order": "full"})])
+def test_a_trainer_refuses_the_orders_it_cannot_fit_before_any_work(trainer, parts,
+                                                                   sample_train, monkeypatch):
+    from polyparse.parser import training
+
+    def prepare(*args, **kwargs):
+        raise AssertionError("the order is refused before the preparation")
+
+    monkeypatch.setattr(training, "prepare", prepare)
+    config = TrainConfig(trainer=trainer, epochs=1, features=SMALL, parts=parts,
+                         decoder="ilp")
+    with pytest.raises(ValueError, match=f"the {trainer} trainer supports order"):
+        Parser.train(sample_train[:5], config)

@@ -27,6 +27,8 @@ import numpy as np
 from tqdm import tqdm
 
 from polyparse.decoders import Decoder, Declared, Parts
+from polyparse.decoders.factor_graph import FactorGraph
+from polyparse.decoders.higher_order import build_parts
 
 from ..inference import Constraint
 from ..model import Example, LinearModel
@@ -104,6 +106,31 @@ class Trainer(Declared, ABC):
         """Floats of per-sentence state the trainer keeps across epochs for a sentence
         with these candidate ``parts`` (0: none)."""
         return 0
+
+    def check_parts(self, options: dict) -> None:
+        """``ValueError`` before any work when the trainer cannot fit a model whose parts
+        are built with these :func:`~decoders.higher_order.build_parts` ``options``
+        (``order``, ...); by default it fits every order."""
+
+
+class OnFactorGraph:
+    """Mixin of the trainers that work on the factor graph of a sentence's parts
+    (:mod:`decoders.factor_graph`): orders 1 and 2 with all-pairs siblings."""
+
+    name: ClassVar[str]
+
+    def check_parts(self, options: dict) -> None:
+        """Refuse, before any work, parts that have no pairwise factor."""
+        self.graph(build_parts(3, **options))
+
+    def graph(self, parts: Parts, single_root: bool = True) -> FactorGraph:
+        """The factor graph of ``parts`` (structure only, zero scores), or the refusal
+        naming the trainer."""
+        try:
+            return FactorGraph.from_parts(parts, np.zeros(len(parts)), single_root=single_root)
+        except ValueError as error:
+            raise ValueError(f"the {self.name} trainer supports orders 1 and 2 (all-pairs "
+                             f"siblings), not this model's parts: {error}") from None
 
 
 class OnlineTrainer(Trainer):

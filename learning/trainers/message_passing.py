@@ -22,12 +22,12 @@ from polyparse.decoders import message_passing as mp
 from polyparse.decoders.factor_graph import FactorGraph
 
 from ..inference import LABEL_COST, constraint_of
-from .base import register
+from .base import OnFactorGraph, register
 from .pegasos import PegasosTrainer
 
 
 @register("dlpw")
-class DLPWTrainer(PegasosTrainer):
+class DLPWTrainer(OnFactorGraph, PegasosTrainer):
     """DLPW: dual loss primal weights (Meshi et al. 2010), Pegasos steps on ``w``.
 
     Parameters
@@ -47,19 +47,12 @@ class DLPWTrainer(PegasosTrainer):
         self.sweeps = sweeps
 
     def state_size(self, parts):
-        return mp.state_size(FactorGraph.from_parts(parts, np.zeros(len(parts))))
+        return mp.state_size(self.graph(parts))
 
     def start(self, examples, decoder):
         super().start(examples, decoder)
-        for example in examples:
-            try:
-                FactorGraph.from_parts(example.parts, np.zeros(len(example.parts)))
-            except ValueError as error:
-                order = getattr(decoder, "order", None)
-                raise ValueError(f"the {type(self).__name__} trainer supports orders 1 and 2 "
-                                 f"(all-pairs siblings), not this model's parts"
-                                 f"{f' (order {order})' if order else ''}: {error}") from None
-            break
+        if len(examples):
+            self.graph(examples[0].parts)
         self._dual_sum = 0.0
         self._count = 0
 

@@ -1,0 +1,151 @@
+"""The dual extragradient trainer on the sample treebank at order 1, against the
+perceptron; and the rate of its gap function G.
+
+One command::
+
+    python eval/extragradient_sample.py [--epochs 30]
+
+1. ``polyparse train --order 1 --no-tagger`` on ``corpora/sample/train.conllu`` (400
+   sentences) with dev scored after every epoch: extragradient at ``eta = 1/L`` (the
+   default), 0.1 and 1, and the averaged perceptron (10 epochs); per epoch the seconds, G
+   and dev UAS/LAS (from the model file's training report).
+2. The rate: G of the averaged iterate against the iteration on the first 20 training
+   sentences, ``radius`` 1 (a ball too small to separate them: positive slacks
+   throughout) and 10 (separable), ``eta = 0.1``, and the log-log slope over the last
+   decade of iterations.
+
+Writes ``eval/results/extragradient_sample.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import REPO, RESULTS, machine, single_thread
+
+single_thread()
+
+import numpy as np  # noqa: E402
+
+from polyparse.corpora.conllu_io import read_treebank  # noqa: E402
+from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
+
+SAMPLE = REPO / "corpora" / "sample"
+
+
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def train_cli(name: str, flags: list[str], folder: Path) -> dict:
+    model = folder / f"{len(list(folder.iterdir()))}.npz"
+    command = ["polyparse", "train", "--train", str(SAMPLE / "train.conllu"),
+               "--dev", str(SAMPLE / "dev.conllu"), "--model", str(model), "--order", "1",
+               "--no-tagger", *flags]
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(done.stderr)
+    wall = time.perf_counter() - start
+    epochs = Parser.load(model).report.epochs
+    return {"name": name, "command": " ".join(command[1:]).replace(str(REPO) + "/", "").replace(
+                str(model), "MODEL.npz"),
+            "wall": wall,
+            "epochs": [{"epoch": e.epoch, "seconds": e.seconds, "objective": e.objective,
+                        "uas": e.dev["uas"], "las": e.dev["las"], **e.extra}
+                       for e in epochs]}
+
+
+def rate(radius: float, eta: float, sentences: int, iterations: int) -> dict:
+    train = read_treebank(SAMPLE / "train.conllu")[:sentences]
+    config = TrainConfig(trainer="extragradient", epochs=iterations,
+                         features={"bits": 16, "label_bits": 10},
+                         trainer_options={"radius": radius, "eta": eta})
+    parser = Parser.train(train, config)
+    gaps = np.array([e.extra["G"] for e in parser.report.epochs])
+    primal = np.array([e.extra["primal"] for e in parser.report.epochs])
+    t = np.arange(1, iterations + 1)
+    last = t >= iterations // 10
+    slope = float(np.polyfit(np.log(t[last]), np.log(gaps[last]), 1)[0])
+    marks = [k for k in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000) if k <= iterations]
+    return {"radius": radius, "eta": eta, "sentences": sentences, "iterations": iterations,
+            "slope_last_decade": slope, "min_G": float(gaps.min()),
+            "seconds_per_iteration": float(np.mean([e.seconds for e in parser.report.epochs])),
+            "G": {k: float(gaps[k - 1]) for k in marks},
+            "primal": {k: float(primal[k - 1]) for k in marks}}
+
+
+def markdown(result: dict) -> str:
+    lines = ["# Dual extragradient on the sample treebank, order 1",
+             "", f"`python eval/extragradient_sample.py --epochs {result['epochs']}`, "
+             f"{result['date']}; machine {result['machine']['cores']} cores (shared).",
+             f"Load before: `{result['uptime_before']}`; after: `{result['uptime_after']}`.",
+             "", "## Training on corpora/sample (400 sentences), dev (100) after each epoch", "",
+             "| run | epochs | s/epoch | G first -> last | dev UAS / LAS last | best dev UAS (epoch) |",
+             "|---|---:|---:|---|---|---|"]
+    for run in result["runs"]:
+        e = run["epochs"]
+        best = max(e, key=lambda x: x["uas"])
+        gaps = f"{e[0]['G']:.3g} -> {e[-1]['G']:.3g}" if "G" in e[0] else "-"
+        lines.append(f"| {run['name']} | {len(e)} | {np.mean([x['seconds'] for x in e]):.2f} "
+                     f"| {gaps} | {e[-1]['uas']:.2f} / {e[-1]['las']:.2f} "
+                     f"| {best['uas']:.2f} ({best['epoch']}) |")
+    lines.append("")
+    for run in result["runs"]:
+        lines += [f"### {run['name']}", "", f"    polyparse {run['command']}", "",
+                  f"wall {run['wall']:.1f} s (preparation and dev parsing included)", "",
+                  "| epoch | s | mean slack | G | dev UAS | dev LAS |",
+                  "|---:|---:|---:|---:|---:|---:|"]
+        for e in run["epochs"]:
+            gap = f"{e['G']:.4g}" if "G" in e else "-"
+            lines.append(f"| {e['epoch']} | {e['seconds']:.2f} | {e['objective']:.4g} | {gap} "
+                         f"| {e['uas']:.2f} | {e['las']:.2f} |")
+        lines.append("")
+    lines += ["## Rate of G (first 20 training sentences, bits 16/10)", "",
+              "| radius | eta | iterations | s/iteration | slope of log G, last decade "
+              "| G at 1, 10, 100, ... | primal (sum of slacks) at the same |",
+              "|---:|---:|---:|---:|---:|---|---|"]
+    for r in result["rates"]:
+        lines.append(f"| {r['radius']} | {r['eta']} | {r['iterations']} | "
+                     f"{r['seconds_per_iteration']:.3f} | {r['slope_last_decade']:.3f} | "
+                     + ", ".join(f"{k}: {v:.4g}" for k, v in r["G"].items()) + " | "
+                     + ", ".join(f"{k}: {v:.3g}" for k, v in r["primal"].items()) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--epochs", type=int, default=30)
+    ap.add_argument("--iterations", type=int, default=1000)
+    args = ap.parse_args()
+    result = {"epochs": args.epochs, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+              "machine": machine(), "uptime_before": uptime(), "runs": [], "rates": []}
+    with tempfile.TemporaryDirectory() as folder:
+        for name, flags in [
+                ("extragradient, eta = 1/L (default)",
+                 ["--trainer", "extragradient", "--epochs", str(args.epochs)]),
+                ("extragradient, eta = 0.1",
+                 ["--trainer", "extragradient", "--eta", "0.1", "--epochs", str(args.epochs)]),
+                ("extragradient, eta = 1",
+                 ["--trainer", "extragradient", "--eta", "1", "--epochs", str(args.epochs)]),
+                ("perceptron", ["--trainer", "perceptron", "--epochs", "10"])]:
+            print(name, file=sys.stderr)
+            result["runs"].append(train_cli(name, flags, Path(folder)))
+    for radius in (1.0, 10.0):
+        print("rate, radius", radius, file=sys.stderr)
+        result["rates"].append(rate(radius, 0.1, 20, args.iterations))
+    result["uptime_after"] = uptime()
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "extragradient_sample.json").write_text(json.dumps(result, indent=1))
+    (RESULTS / "extragradient_sample.md").write_text(markdown(result))
+    print(markdown(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""Soft-BCFW: block-coordinate Frank-Wolfe on the soft-constrained dual of the relaxed
+structured SVM (Meshi, Srebro, Hazan 2015, Algorithm 1; ``docs/algorithms.md`` sections 5
+and 5b).
+
+The dual ``f_rho(mu) = mu . l - (lambda/2)||Psi mu||^2 - (rho/2)||A mu||^2`` (their Eq.
+5) has one simplex block per arc variable (off, or on with a label), per pairwise factor
+(grandparent and sibling parts) and per sentence's TREE factor, whose marginals are kept
+as an arc vector (a convex combination of trees). A block's gradient is its
+reparameterized score ``theta_hat / M``; its Frank-Wolfe vertex is its best state (for
+the TREE, the maximum spanning tree under ``-2 delta_T``); the step is the exact line
+search on the block, clipped to ``[0, 1]``. ``w = Psi mu`` and ``delta = A mu`` are kept
+current by sparse updates (their Appendix D), so ``w`` is the model at every moment; no
+averaging. The duality gap ``g_rho - f_rho`` (the sum of the block gaps, their footnote 6)
+is reported after every ``gap_every`` epochs and stops training at ``gap_tolerance``.
+
+Each sentence visited (in a random order per epoch) gets one pass over its blocks in a
+random order, in one numba call (:func:`learning._bcfw_kernels.sweep`). Orders 1 and 2
+with all-pairs siblings (the factor graph's).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from polyparse.decoders.mst import raise_for_status
+
+from .. import _bcfw_kernels as kernels
+from ..inference import LABEL_COST
+from ..state import SentenceStates
+from .base import EpochStats, OnFactorGraph, Trainer, register
+
+log = logging.getLogger("polyparse.train")
+
+
+@register("bcfw")
+class SoftBCFWTrainer(OnFactorGraph, Trainer):
+    """Soft-BCFW (Meshi, Srebro, Hazan 2015): Frank-Wolfe steps on blocks of the
+    soft-constrained dual; ``w`` follows the dual. Orders 1 and 2 (all-pairs siblings).
+
+    Parameters
+    ----------
+    lambda_:
+        Regularization constant of ``(lambda/2)||w||^2 + (1/m) sum_t r_t(w)``.
+    rho:
+        The penalty on disagreement between a factor's and its variables' marginals,
+        ``(rho/2)||A mu||^2`` (the paper finds 1 good; smaller is closer to the LP
+        relaxation and slower).
+    gap_every:
+        Epochs between two computations of the duality gap (one pass of oracles at fixed
+        ``w``, not counted in the epoch's seconds); 0: never.
+    gap_tolerance:
+        Stop once the duality gap is at most this (0: run every epoch).
+    pairwise:
+        Pairwise Frank-Wolfe steps on the arc and pair blocks (Lacoste-Julien and Jaggi
+        2015; not in the paper): mass moves from the block's worst state in use to its
+        best, which converges linearly where Frank-Wolfe's steps zigzag towards a
+        fractional optimum. The TREE block keeps Frank-Wolfe steps.
+    """
+
+    stateful = True
+
+    def __init__(self, *, lambda_: float = 1e-5, rho: float = 1.0, gap_every: int = 1,
+                 gap_tolerance: float = 0.0, pairwise: bool = False, **kwargs) -> None:
+        super().__init__(**kwargs)
+        if not (lambda_ > 0 and np.isfinite(lambda_)):
+            raise ValueError("lambda must be finite and > 0")
+        if not (rho > 0 and np.isfinite(rho)):
+            raise ValueError("rho must be finite and > 0")
+        if gap_every < 0 or gap_tolerance < 0:
+            raise ValueError("gap_every and gap_tolerance must be >= 0")
+        self.lambda_ = lambda_
+        self.rho = rho
+        self.gap_every = gap_every
+        self.gap_tolerance = gap_tolerance
+        self.pairwise = pairwise
+        self.n_labels: int | None = None
+
+    def state_size(self, parts):
+        """Floats per sentence: ``A (L + 3) + 6 P`` (:func:`learning._bcfw_kernels.layout`;
+        the label count ``L`` is the model's, known once a run starts)."""
+        graph = self.graph(parts)
+        return int(kernels.layout(graph.n_arcs, graph.n_pairs, self.n_labels or 1)[-1])
+
+    def run(self, examples, model, decoder):
+        self.n_labels = len(model.labels)
+        M = len(examples)
+        single_root = decoder.single_root
+        rng = np.random.default_rng(self.seed)
+        states = SentenceStates.allocate(examples, self.state_size)
+        w = np.zeros(model.dim)
+        for i in range(M):
+            example = examples[i]
+            graph = self.graph(example.parts, single_root)
+            gold_arc = example.gold[graph.arc_rows]
+            kernels.init_state(states[i], graph.n_arcs, graph.n_pairs, self.n_labels,
+                               gold_arc, example.gold_labels, graph.pair_i, graph.pair_j)
+        for epoch in range(1, self.epochs + 1):
+            start = time.perf_counter()
+            seen = 0.0
+            for i in rng.permutation(M):
+                example = examples[int(i)]
+                graph = self.graph(example.parts, single_root)
+                order = rng.permutation(graph.n_arcs + graph.n_pairs + 1)
+                gaps, status = kernels.sweep(w, *self._common(model, example, graph),
+                                             states[int(i)], order, self.lambda_,
+                                             self.rho, float(M), self.pairwise)
+                raise_for_status(status, "spanning tree")
+                seen += gaps
+            seconds = time.perf_counter() - start
+            model.weights = w.copy()
+            extra = {"gaps_seen": seen}
+            objective = float("nan")
+            mean_slack = float("nan")
+            if self.gap_every and (epoch % self.gap_every == 0 or epoch == self.epochs):
+                cert = self.certificate(examples, model, w, states, single_root)
+                extra.update(duality_gap=cert["gap"], dual=cert["dual"],
+                             gap_trees=cert["gap_trees"], certificate_s=cert["seconds"])
+                objective = cert["primal"]
+                mean_slack = cert["primal"] - 0.5 * self.lambda_ * float(w @ w)
+            stats = EpochStats(epoch, objective, mean_slack, seconds, extra=extra)
+            log.info("epoch %d: objective %.4f, %.1f s%s", epoch, objective, seconds,
+                     "".join(f", {k} {v:.4g}" for k, v in extra.items()))
+            yield stats
+            if "duality_gap" in extra and extra["duality_gap"] <= self.gap_tolerance:
+                break
+
+    def certificate(self, examples, model, w: np.ndarray, states: SentenceStates,
+                    single_root: bool) -> dict:
+        """The duality gap at ``w = Psi mu`` twice: as the sum of the block gaps
+        (``gap``) and as ``primal - dual`` (``g_rho - f_rho``, ``gap_direct``)."""
+        start = time.perf_counter()
+        M = float(len(examples))
+        gaps = np.zeros(3)
+        maxes = loss = delta_sq = 0.0
+        for i in range(len(examples)):
+            example = examples[i]
+            graph = self.graph(example.parts, single_root)
+            g, mx, ls, dsq, status = kernels.certificate(
+                w, *self._common(model, example, graph), states[i], M)
+            raise_for_status(status, "spanning tree")
+            gaps, maxes, loss, delta_sq = gaps + g, maxes + mx, loss + ls, delta_sq + dsq
+        w_sq = float(w @ w)
+        primal = 0.5 * self.lambda_ * w_sq + maxes / M + 0.5 * self.rho * delta_sq
+        dual = loss / M - 0.5 * self.lambda_ * w_sq - 0.5 * self.rho * delta_sq
+        return {"gap": float(gaps.sum()), "gap_direct": primal - dual, "primal": primal,
+                "dual": dual, "gap_arcs": float(gaps[0]), "gap_pairs": float(gaps[1]),
+                "gap_trees": float(gaps[2]), "seconds": time.perf_counter() - start}
+
+    def _common(self, model, example, graph):
+        """The kernels' arguments that describe the sentence and the model."""
+        pf, lf = example.part_features, example.label_features
+        ptr, fac, side = graph.incidence()
+        return (model.part_dim, self.n_labels, pf.indptr, pf.indices, pf.data, lf.indptr,
+                lf.indices, lf.data, graph.n, graph.arc_h, graph.arc_m, graph.arc_rows,
+                graph.pair_i, graph.pair_j, graph.pair_rows, ptr, fac, side,
+                graph.single_root, example.gold[graph.arc_rows], example.gold_labels,
+                LABEL_COST)
+
