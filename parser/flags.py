@@ -89,9 +89,10 @@ def _alternatives(hint) -> tuple:
 
 
 def _plain(text: str) -> str:
-    """A docstring's reStructuredText as plain text: ``x`` and :role:`x` become x."""
+    """A docstring's reStructuredText as plain text for argparse's help: ``x`` and
+    :role:`x` become x, and ``%`` is escaped from argparse's formatting."""
     text = re.sub(r":\w+:`~?([^`]*)`", r"\1", text)
-    return text.replace("``", "")
+    return text.replace("``", "").replace("%", "%%")
 
 
 def _parser(option: Option):
