@@ -58,6 +58,8 @@ CLAIMS = {
     "bcfw": "Soft-BCFW (Meshi, Srebro, Hazan 2015): soft constraints make block Frank-Wolfe "
             "work on the LP-relaxed dual and converge much faster than the subgradient "
             "and DLPW baselines in time.",
+    "perceptron": "Averaged perceptron (Collins 2002): no objective of its own; the "
+                  "order-1 baseline of the extragradient figure.",
     "extragradient": "Dual extragradient (Taskar et al. 2006): O(1/t) convergence of the gap "
                      "function with exact projections (the matrix-tree marginals in KL "
                      "geometry).",
@@ -201,6 +203,7 @@ def main() -> None:
         row = receive.recv()
         child.join()
         row["load"] = f"{load:.1f} / {os.getloadavg()[0]:.1f}"
+        row["budget"] = budget if np.isfinite(budget) else "(reference)"
         logging.info("%s: %s", name, {k: v for k, v in row.items() if k != "curve"})
         return row
 
@@ -210,6 +213,9 @@ def main() -> None:
                 if r["trainer"] not in names[1:]]
         names = [n for n in names if n != rows[0]["trainer"]]
         budget = rows[0]["seconds"] if budget is None else budget
+        rows[0].setdefault("budget", "(reference)")   # rows written before budgets
+        for row in rows[1:]:                           # were recorded per row
+            row.setdefault("budget", rows[0]["seconds"])
     elif budget is None:       # the reference's epochs set the budget of the others
         rows.append(run(names[0], float("inf"), args.reference_epochs))
         budget = rows[0]["seconds"]
@@ -225,8 +231,9 @@ def main() -> None:
             row["uas_vs_reference"] = row["lp_uas"] - reference["lp_uas"]
     notes = (f"{len(train)} training sentences, {len(dev)} dev, order {args.order}, at most "
              f"{args.max_heads} candidate heads per word, lambda {args.lambda_}; budget: "
-             f"{budget:.0f} CPU seconds of training per trainer (the reference "
-             f"{reference['trainer']}'s {reference['epochs']} epochs); P(w) on {len(stick)} "
+             f"CPU seconds of training per trainer, by default the reference "
+             f"{reference['trainer']}'s {reference['epochs']} epochs "
+             f"({reference['seconds']:.0f} s), else as in the budget column; P(w) on {len(stick)} "
              f"training sentences; preparation (features, pruner) {prep_seconds:.0f} s, "
              f"shared. *reaches*: CPU seconds until P(w) is at most the reference's final "
              f"P(w) (checked after each epoch), and that as a multiple of the reference's "
@@ -237,7 +244,7 @@ def main() -> None:
                          for r in rows))
     table = [r for r in rows if "error" not in r]
     write_table(out, f"Trainers on {args.treebank}, order {args.order}", table,
-                [("trainer", "trainer"), ("epochs", "epochs"),
+                [("trainer", "trainer"), ("budget", "budget (CPU s)"), ("epochs", "epochs"),
                  ("seconds_per_epoch", "CPU s/epoch"), ("wall", "wall s"),
                  ("final_P", "final P(w)"), ("reach_s", "reaches (CPU s)"),
                  ("reach_x", "reaches (x reference)"), ("uas_vs_reference", "UAS vs reference"),
