@@ -19,12 +19,33 @@ NO_SINGLE_ROOT_TREE = 2
 
 
 @njit(cache=True)
-def _best_head(W, alive, v):
-    """Live slot ``u != v`` maximizing ``W[u, v]`` (the first on ties); -1 if all -inf."""
+def _preferred(prefer, h, m):
+    """Whether the original arc h -> m is in the tree ``prefer`` (empty: no preference)."""
+    return prefer.shape[0] > 0 and prefer[m] == h
+
+
+@njit(cache=True)
+def _better(val, best_val, prefer, h, m, best_h, best_m):
+    """Whether the arc h -> m of value ``val`` beats the incumbent of ``best_val`` (arc
+    best_h -> best_m): a larger value, or an equal finite one that is in ``prefer`` when
+    the incumbent is not."""
+    if val > best_val:
+        return True
+    return (val == best_val and val > -np.inf and _preferred(prefer, h, m)
+            and not _preferred(prefer, best_h, best_m))
+
+
+@njit(cache=True)
+def _best_head(W, alive, v, orig_h, orig_m, prefer):
+    """Live slot ``u != v`` maximizing ``W[u, v]``; -1 if all -inf. Ties go to the arc of
+    ``prefer``, then to the first slot."""
     best = -1
     best_val = -np.inf
     for u in range(W.shape[0]):
-        if alive[u] and u != v and W[u, v] > best_val:
+        if alive[u] and u != v and (
+                best < 0 and W[u, v] > -np.inf
+                or best >= 0 and _better(W[u, v], best_val, prefer, orig_h[u, v],
+                                         orig_m[u, v], orig_h[best, v], orig_m[best, v])):
             best_val = W[u, v]
             best = u
     return best
@@ -57,7 +78,7 @@ def _find_cycle(best, alive, mark, cycle):
 
 
 @njit(cache=True)
-def mst_heads(S, single_root):
+def mst_history(S, single_root, prefer):
     """Maximum spanning arborescence rooted at 0 (Chu & Liu 1965; Edmonds 1967).
 
     Dense contraction in the manner of Tarjan (1977): every node keeps its best incoming
@@ -80,17 +101,32 @@ def mst_heads(S, single_root):
     single_root:
         Require exactly one child of the root.
 
+    prefer:
+        ``int64`` heads of a tree whose arcs win ties (Camerini, Fratta, Maffioli 1980
+        need the contraction of a known optimal tree, :func:`mst_swap`), or an empty array.
+
     Returns
     -------
-    heads, status:
+    heads, status, history:
         ``int64 (n + 1,)`` heads (``heads[0] == -1``) and :data:`OK`, or
         :data:`NO_TREE` / :data:`NO_SINGLE_ROOT_TREE` (``heads`` then meaningless).
-        Ties go to the lowest slot, so equal inputs give equal trees.
+        Ties go to ``prefer``'s arcs, then to the lowest slot, so equal inputs give equal
+        trees. ``history`` = ``(comp, w_in, pick_h, pick_m, pick_w)`` over node ids (0..n
+        the words, n + 1 + j the j-th contracted cycle): the cycle a node was contracted
+        into (-1: none), the value of its chosen incoming arc subtracted from the arcs into
+        it then, and the original arc it chose with its (reweighted) value at its level
+        (-1 for the root, and for cycles of the single-root swaps' choices, which are not
+        recorded).
     """
     N = S.shape[0]
     heads = np.full(N, -1, dtype=np.int64)
+    comp = np.full(2 * N, -1, dtype=np.int64)
+    win_node = np.zeros(2 * N, dtype=np.float64)
+    pick_h = np.full(2 * N, -1, dtype=np.int64)
+    pick_m = np.full(2 * N, -1, dtype=np.int64)
+    pick_w = np.full(2 * N, -np.inf, dtype=np.float64)
     if N <= 1:
-        return heads, OK
+        return heads, OK, (comp, win_node, pick_h, pick_m, pick_w)
     # The current graph lives in the N slots of W; a contracted cycle takes the slot of
     # its first member. orig_h / orig_m: the original arc that W[u, v] stands for.
     W = S.copy()
@@ -106,7 +142,6 @@ def mst_heads(S, single_root):
     alive = np.ones(N, dtype=np.bool_)
     slot_id = np.arange(N)
     best = np.full(N, -1, dtype=np.int64)
-    comp = np.full(2 * N, -1, dtype=np.int64)
     cyc_h = np.full(2 * N, -1, dtype=np.int64)
     cyc_m = np.full(2 * N, -1, dtype=np.int64)
     members = np.empty(2 * N, dtype=np.int64)
@@ -119,9 +154,10 @@ def mst_heads(S, single_root):
     w_in = np.empty(N, dtype=np.float64)
 
     for v in range(1, N):
-        best[v] = _best_head(W, alive, v)
+        best[v] = _best_head(W, alive, v, orig_h, orig_m, prefer)
         if best[v] < 0:
-            return heads, NO_TREE
+            return heads, NO_TREE, (comp, win_node, pick_h, pick_m, pick_w)
+        pick_h[v], pick_m[v], pick_w[v] = best[v], v, W[best[v], v]
 
     while True:
         k = _find_cycle(best, alive, mark, cycle)
@@ -134,6 +170,7 @@ def mst_heads(S, single_root):
                 w_in[c] = W[best[c], c]
                 node = slot_id[c]
                 comp[node] = new_id
+                win_node[node] = w_in[c]
                 cyc_h[node] = orig_h[best[c], c]
                 cyc_m[node] = orig_m[best[c], c]
                 members[n_members] = node
@@ -147,7 +184,9 @@ def mst_heads(S, single_root):
                 for i in range(k):
                     c = cycle[i]
                     val = W[u, c] - w_in[c]
-                    if val > bv:
+                    if bc < 0 and val > -np.inf or bc >= 0 and _better(
+                            val, bv, prefer, orig_h[u, c], orig_m[u, c], orig_h[u, bc],
+                            orig_m[u, bc]):
                         bv = val
                         bc = c
                 W[u, r] = bv
@@ -159,11 +198,17 @@ def mst_heads(S, single_root):
                     continue
                 bv = -np.inf
                 bc = -1
-                for i in range(k):
-                    c = cycle[i]
-                    if W[c, t] > bv:
-                        bv = W[c, t]
-                        bc = c
+                if in_cycle[best[t]]:   # t keeps the arc it chose (the max over the cycle)
+                    bc = best[t]
+                    bv = W[bc, t]
+                else:
+                    for i in range(k):
+                        c = cycle[i]
+                        if bc < 0 and W[c, t] > -np.inf or bc >= 0 and _better(
+                                W[c, t], bv, prefer, orig_h[c, t], orig_m[c, t],
+                                orig_h[bc, t], orig_m[bc, t]):
+                            bv = W[c, t]
+                            bc = c
                 W[r, t] = bv
                 if bc >= 0:
                     orig_h[r, t] = orig_h[bc, t]
@@ -179,9 +224,12 @@ def mst_heads(S, single_root):
             for i in range(k):
                 in_cycle[cycle[i]] = False
             n_contracted += 1
-            best[r] = _best_head(W, alive, r)
+            best[r] = _best_head(W, alive, r, orig_h, orig_m, prefer)
             if best[r] < 0:
-                return heads, NO_TREE
+                return heads, NO_TREE, (comp, win_node, pick_h, pick_m, pick_w)
+            pick_h[new_id] = orig_h[best[r], r]
+            pick_m[new_id] = orig_m[best[r], r]
+            pick_w[new_id] = W[best[r], r]
             continue
         if not single_root:
             break
@@ -208,7 +256,7 @@ def mst_heads(S, single_root):
         if n_children <= 1:
             break
         if pick_alt < 0:
-            return heads, NO_SINGLE_ROOT_TREE
+            return heads, NO_SINGLE_ROOT_TREE, (comp, win_node, pick_h, pick_m, pick_w)
         best[pick] = pick_alt
 
     # Expand: every node gets one incoming original arc, outermost contraction first.
@@ -234,7 +282,115 @@ def mst_heads(S, single_root):
                 in_m[node] = cyc_m[node]
     for m in range(1, N):
         heads[m] = in_h[m]
-    return heads, OK
+    return heads, OK, (comp, win_node, pick_h, pick_m, pick_w)
+
+
+@njit(cache=True)
+def mst_heads(S, single_root):
+    """Maximum spanning arborescence rooted at 0: :func:`mst_history` without a
+    preferred tree and without the history; returns ``(heads, status)``."""
+    heads, status, _ = mst_history(S, single_root, np.empty(0, dtype=np.int64))
+    return heads, status
+
+
+
+@njit(cache=True)
+def _subtree_intervals(heads):
+    """Preorder intervals of the tree ``heads``: x descends from (or is) m iff
+    ``enter[m] <= enter[x] < leave[m]``."""
+    N = heads.shape[0]
+    first_child = np.full(N, -1, dtype=np.int64)
+    next_sibling = np.full(N, -1, dtype=np.int64)
+    for m in range(N - 1, 0, -1):
+        next_sibling[m] = first_child[heads[m]]
+        first_child[heads[m]] = m
+    enter = np.zeros(N, dtype=np.int64)
+    leave = np.zeros(N, dtype=np.int64)
+    stack = np.empty(N, dtype=np.int64)
+    cursor = first_child.copy()         # the next child of each node still to visit
+    stack[0] = 0
+    top = 1
+    clock = 1
+    while top > 0:
+        x = stack[top - 1]
+        child = cursor[x]
+        if child >= 0:
+            cursor[x] = next_sibling[child]
+            enter[child] = clock
+            clock += 1
+            stack[top] = child
+            top += 1
+        else:
+            leave[x] = clock
+            top -= 1
+    leave[0] = clock
+    return enter, leave
+
+
+@njit(cache=True)
+def mst_swap(S, prefer):
+    """Maximum spanning arborescence (any number of root children) and its best swap:
+    the NEXT step of Camerini, Fratta and Maffioli (1980, section 3), in the simplified
+    form of Zmigrod, Vieira and Cotterell (2021, "On Finding the K-best Non-projective
+    Dependency Trees", section 3).
+
+    Every node ``a`` of the contraction (a word, or a contracted cycle) chose an incoming
+    arc ``e_a`` of reweighted value ``w_a(e_a)``; for the ``e_a`` that are arcs of the
+    tree T, the best alternative is another arc ``(x, y)`` into a member y of ``a`` whose
+    tail x does not descend from the head of ``e_a``'s modifier in T, of reweighted
+    value ``w_a(x, y) = S[x, y] - off_a(y)`` (``off_a(y)``: what the contractions inside
+    ``a`` subtracted from the arcs into y). Swapping costs ``delta_a = w_a(e_a) - w_a(x,
+    y)`` and gives a tree without ``e_a``; the second-best tree is the swap of least
+    ``delta`` (their Theorem: it is the best tree without that ``e_a``). O(n^2) times the
+    depth of the nesting of cycles.
+
+    Parameters
+    ----------
+    S:
+        ``float64 (n + 1, n + 1)`` arc scores, ``-inf`` for non-candidate arcs.
+    prefer:
+        Heads of a tree that is optimal under ``S``, whose contraction is to be followed
+        (its arcs win ties), or an empty array.
+
+    Returns
+    -------
+    heads, status, swap_h, swap_m, delta:
+        The tree and status of :func:`mst_history`; the arc ``swap_h -> swap_m`` of the
+        tree to exclude for the second-best tree and the loss ``delta >= 0`` of that tree
+        (-1, -1, ``inf`` when the tree is the only one).
+    """
+    heads, status, history = mst_history(S, False, prefer)
+    comp, w_in, pick_h, pick_m, pick_w = history
+    N = S.shape[0]
+    if status != OK or N <= 1:
+        return heads, status, -1, -1, np.inf
+    enter, leave = _subtree_intervals(heads)
+    alternative = np.full(2 * N, -np.inf)
+    for y in range(1, N):
+        a = y
+        off = 0.0
+        while a >= 0:
+            h, m = pick_h[a], pick_m[a]
+            if h >= 0 and heads[m] == h:
+                best = alternative[a]
+                for x in range(N):
+                    if (x == y or (x == h and y == m)
+                            or (enter[m] <= enter[x] and enter[x] < leave[m])):
+                        continue
+                    val = S[x, y] - off
+                    if val > best:
+                        best = val
+                alternative[a] = best
+            off += w_in[a]
+            a = comp[a]
+    swap_h, swap_m, delta = -1, -1, np.inf
+    for a in range(1, 2 * N):
+        h = pick_h[a]
+        if h >= 0 and heads[pick_m[a]] == h and alternative[a] > -np.inf:
+            d = pick_w[a] - alternative[a]
+            if d < delta:
+                swap_h, swap_m, delta = h, pick_m[a], d
+    return heads, status, swap_h, swap_m, delta
 
 
 @njit(cache=True)
