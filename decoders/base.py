@@ -56,6 +56,15 @@ class DecodeResult:
         return bool(np.all(np.minimum(self.output, 1.0 - self.output) <= 1e-6))
 
 
+@dataclass(frozen=True)
+class ScoredTree:
+    """One of the K best trees: ``heads`` (``int64 (n + 1,)``, ``heads[0] == -1``) and
+    ``score``, the model's score of that tree (``scores @ parts.from_heads(heads)``)."""
+
+    heads: np.ndarray
+    score: float
+
+
 class Decoder(Declared, ABC):
     """Maximize ``scores @ z`` over the structures of ``parts``.
 
@@ -70,6 +79,8 @@ class Decoder(Declared, ABC):
     fixed: ClassVar[frozenset] = frozenset({"single_root"})
     part_types: ClassVar[frozenset] = frozenset({PartType.ARC})
     """The part types whose scores the decoder takes into account."""
+    gives_kbest: ClassVar[bool] = False
+    """Whether :meth:`kbest` gives the exact K best trees (else it raises)."""
 
     def __init__(self, *, single_root: bool = True) -> None:
         self.single_root = single_root
@@ -91,6 +102,19 @@ class Decoder(Declared, ABC):
         h, m = np.nonzero(np.isfinite(S))
         parts = arc_parts(S.shape[0] - 1, np.stack([h, m], axis=1))
         return self.decode(parts, S[h, m])
+
+    def kbest(self, parts: Parts, scores: np.ndarray, k: int) -> list[ScoredTree]:
+        """The ``k`` best trees under ``scores`` (fewer when fewer exist), distinct, in
+        non-increasing order of score, the first one :meth:`decode`'s; ties are broken
+        deterministically. Only exact decoders (:attr:`gives_kbest`) have them."""
+        raise ValueError(f"decoder {self.name!r} cannot give the k best trees (mst for "
+                         "first-order models and ilp for any order can)")
+
+    def kbest_arcs(self, S: np.ndarray, k: int) -> list[ScoredTree]:
+        """:meth:`kbest` from the arc score matrix alone (as :meth:`decode_arcs`)."""
+        h, m = np.nonzero(np.isfinite(S))
+        parts = arc_parts(S.shape[0] - 1, np.stack([h, m], axis=1))
+        return self.kbest(parts, S[h, m], k)
 
     def decode_cost_augmented(self, parts: Parts, scores: np.ndarray,
                               gold: np.ndarray) -> DecodeResult:

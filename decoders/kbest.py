@@ -25,21 +25,12 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from dataclasses import dataclass
 
 import numpy as np
 
 from . import _kernels
+from .base import ScoredTree
 from .mst import check_scores, raise_for_status
-
-
-@dataclass(frozen=True)
-class ScoredTree:
-    """One of the K best trees: ``heads`` (``int64 (n + 1,)``, ``heads[0] == -1``) and
-    ``score``, the model's score of that tree (the sum of its arc scores)."""
-
-    heads: np.ndarray
-    score: float
 
 
 def tree_score(S: np.ndarray, heads: np.ndarray) -> float:
@@ -172,6 +163,8 @@ class _KBest:
     def _split_root(self, Q: np.ndarray, T: np.ndarray) -> None:
         """``Q`` minus its produced single-root best tree ``T``, with root child r: the
         trees without (0, r), and those with it other than ``T``."""
+        if T.shape[0] == 1:             # no words: the empty tree is the only one
+            return
         r = int(np.flatnonzero(T == 0)[0])
         without = forbid(Q, 0, r)
         heads, status = _kernels.mst_heads(without, True)

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from . import _kernels
-from .base import DecodeResult, Decoder, register, tree_result
+from .base import DecodeResult, Decoder, ScoredTree, register, tree_result
 from .parts import Parts
 
 
@@ -99,6 +99,8 @@ class MSTDecoder(Decoder):
     approximation, not the optimum.
     """
 
+    gives_kbest = True
+
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
         start = time.perf_counter()
         heads = chu_liu_edmonds(parts.arc_matrix(scores), self.single_root)
@@ -111,6 +113,17 @@ class MSTDecoder(Decoder):
         start = time.perf_counter()
         heads = chu_liu_edmonds(S, self.single_root)
         return tree_result(S, heads, {"time_decode": time.perf_counter() - start})
+
+    def kbest(self, parts: Parts, scores: np.ndarray, k: int) -> list[ScoredTree]:
+        """The ``k`` best trees under the ARC block of ``scores``
+        (:func:`decoders.kbest.kbest_arborescences`); their scores count the arcs only,
+        which is the model's score for arc-factored parts."""
+        return self.kbest_arcs(parts.arc_matrix(scores), k)
+
+    def kbest_arcs(self, S: np.ndarray, k: int) -> list[ScoredTree]:
+        from .kbest import kbest_arborescences      # kbest builds on this module
+
+        return kbest_arborescences(S, k, self.single_root)
 
 
 def fallback_result(parts: Parts, scores: np.ndarray, single_root: bool, stage: str,

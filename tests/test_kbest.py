@@ -107,3 +107,37 @@ def test_no_tree_and_bad_k_raise():
         kbest_arborescences(S, 2, True)
     with pytest.raises(ValueError, match="at least 1"):
         kbest_arborescences(np.zeros((3, 3)), 0, True)
+
+
+@pytest.mark.ilp
+@pytest.mark.parametrize("order", ["2", "full"])
+@pytest.mark.parametrize("single_root", [True, False])
+def test_ilp_no_good_cuts_equal_brute_force(order, single_root):
+    """Order 2 and full: the K best trees under all the part scores, n <= 5 (full: 4)."""
+    from polyparse.decoders.higher_order import build_parts
+    from polyparse.decoders.ilp import ILPDecoder
+    from test_ilp import random_scores as part_scores
+
+    rng = np.random.default_rng(11 + single_root + 3 * (order == "full"))
+    decoder = ILPDecoder(single_root=single_root)
+    for n in ([3, 4, 5] if order == "2" else [3, 4]):
+        parts = build_parts(n, order=order)
+        trees = all_trees(n, single_root)
+        z = np.stack([parts.from_heads(h) for h in trees])
+        for _ in range(2):
+            scores = part_scores(parts, rng, higher_order_scale=0.5)
+            k = int(rng.integers(2, 8))
+            got = [(t.heads, t.score) for t in decoder.kbest(parts, scores, k)]
+            assert_top_k(got, lambda h: scores @ parts.from_heads(h), trees, z @ scores, k,
+                         single_root)
+
+
+def test_kbest_refused_by_relaxed_decoders():
+    from polyparse.decoders import make_decoder
+    from polyparse.decoders.higher_order import build_parts
+
+    assert make_decoder("mst").gives_kbest and make_decoder("ilp").gives_kbest
+    lp = make_decoder("lp")
+    assert not lp.gives_kbest
+    with pytest.raises(ValueError, match="cannot give the k best"):
+        lp.kbest(build_parts(3, order="2"), np.zeros(len(build_parts(3, order="2"))), 2)
