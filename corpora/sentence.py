@@ -157,6 +157,20 @@ class Sentence:
         heads[0] = -1
         return replace(self, heads=heads, deprels=deprels, lines=tuple(lines))
 
+    def with_comments(self, comments: Sequence[str], *, first: bool = True) -> "Sentence":
+        """A copy with the comment lines ``comments`` (each starting with ``#``) added
+        after its own comments, before its first token line. ``first=False`` drops
+        :attr:`before` (what precedes the block in its file), for a second copy of the
+        sentence written after the first."""
+        at = 0
+        while at < len(self.lines) and self.lines[at].startswith("#"):
+            at += 1
+        lines = self.lines[:at] + tuple(comments) + self.lines[at:]
+        word_lines = np.where(self.word_lines >= at, self.word_lines + len(comments),
+                              self.word_lines)
+        return replace(self, lines=lines, word_lines=word_lines,
+                       before=self.before if first else "")
+
     def to_text(self) -> str:
         """The sentence as written to a file: ``before``, the lines, then ``after``.
 

@@ -202,6 +202,11 @@ def _add_parse(sub) -> None:
                    help="raw text: cut a sentence longer than N words where the sentence "
                         f"model likes it best (default {MAX_SENTENCE_WORDS}; 0: never), so "
                         "that text without punctuation does not become one sentence")
+    p.add_argument("--kbest", type=int, default=None, metavar="K",
+                   help="write each sentence K times, its K best trees in order (fewer "
+                        "if it has fewer), each copy with the comments '# kbest_rank = r' "
+                        "and '# kbest_score = s' (the model's score of the tree); exact, "
+                        "with the mst decoder (order 1) or ilp (any order)")
     add_flags(p, DECODERS, "decoder options (with --decoder, or for the model's decoder; "
                            "each for the decoders in brackets)")
     p.set_defaults(run=_parse)
@@ -212,7 +217,7 @@ def _parse(args) -> None:
 
     if args.text is not None and args.input:
         raise UsageError("give either --text or --input, not both")
-    _positive(jobs=args.jobs)
+    _positive(jobs=args.jobs, kbest=args.kbest)
     if args.max_words < 0:
         raise UsageError(f"--max-words must be at least 0, not {args.max_words}")
     fmt = _parse_format(args)
@@ -227,6 +232,9 @@ def _parse(args) -> None:
             parser.use_decoder(name, **options)
     except ValueError as error:
         raise UsageError(f"{args.model}: {error}") from None
+    if args.kbest is not None and not parser.decoder.gives_kbest:
+        raise UsageError(f"--kbest: decoder {parser.decoder.name!r} cannot give the k best "
+                         "trees; use --decoder mst (first-order models) or --decoder ilp")
     name = "--text" if args.text is not None else args.input or "<stdin>"
     leading = None
     try:
@@ -236,13 +244,13 @@ def _parse(args) -> None:
             text = args.text if args.text is not None else _read_text(args.input)
             _warn_unseen_scripts(parser.tokenizer, text, name)
             parsed = parser.stream_text(text, jobs=args.jobs,
-                                        max_words=args.max_words or None)
+                                        max_words=args.max_words or None, kbest=args.kbest)
         else:
             if args.retag:
                 parser.require("tagger", "tag words (--retag)")
             leading = _LeadingComments(_open_input(args.input))
             parsed = parser.parse(read_conllu(leading, fmt=fmt), retag=args.retag,
-                                  jobs=args.jobs)
+                                  jobs=args.jobs, kbest=args.kbest)
         with (atomic_write(args.output) if args.output
               else contextlib.nullcontext(sys.stdout)) as out:
             if write_conllu(_progress(parsed), out) == 0:

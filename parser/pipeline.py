@@ -24,6 +24,7 @@ import numpy as np
 
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, ROOT, Sentence
 from polyparse.corpora.tokenizer import Tokenizer
+from polyparse.decoders import ScoredTree
 from polyparse.learning.examples import Examples
 from polyparse.learning.inference import predict
 from polyparse.learning.model import LinearModel
@@ -139,22 +140,55 @@ class Parser:
         """``sentence`` with predicted HEAD and DEPREL (its tags as given)."""
         if len(sentence) == 0:
             return sentence
-        seen = sentence if self.config.uses_lemmas else without_lemmas(sentence)
         if self.model.arc_factored:
             # O(n^2) memory: no feature rows and no part index for the n^2 arcs
-            S, labels = self.model.arc_scores(seen)
+            S, labels = self.model.arc_scores(self._seen(sentence))
             result = self.decoder.decode_arcs(S)
-            label_ids = labels[result.heads[1:], np.arange(1, len(sentence) + 1)]
-            names = [ROOT] + [self.model.labels[i] for i in label_ids]
+            names = self._arc_label_names(result.heads, labels)
         else:
-            example = self.model.example(seen)
+            example = self.model.example(self._seen(sentence))
             result, labels = predict(self.model, example, self.decoder)
             names = self.model.label_names(result.heads, example, labels)
         self.fallbacks += bool(result.stats.get("fallback"))
         return sentence.with_tree(result.heads, names)
 
+    def parse_kbest(self, sentence: Sentence, k: int) -> list[Sentence]:
+        """The ``k`` best trees of ``sentence`` (fewer when it has fewer), best first, as
+        copies of it with predicted HEAD and DEPREL (labelled as :meth:`parse_one` does)
+        and the comments ``# kbest_rank = r`` (1, 2, ...) and ``# kbest_score = s`` (the
+        model's score of the tree). The decoder must give exact k-best trees
+        (:attr:`~decoders.base.Decoder.gives_kbest`: ``mst`` or ``ilp``); the first tree
+        is :meth:`parse_one`'s."""
+        if len(sentence) == 0:
+            trees = [ScoredTree(np.full(1, -1, dtype=np.int64), 0.0)]
+            names = [[ROOT]]
+        elif self.model.arc_factored:
+            S, labels = self.model.arc_scores(self._seen(sentence))
+            trees = self.decoder.kbest_arcs(S, k)
+            names = [self._arc_label_names(tree.heads, labels) for tree in trees]
+        else:
+            example = self.model.example(self._seen(sentence))
+            scores = self.model.scores(example)
+            trees = self.decoder.kbest(example.parts, scores.parts, k)
+            names = [self.model.label_names(tree.heads, example, scores.labels)
+                     for tree in trees]
+        return [sentence.with_tree(tree.heads, tree_names).with_comments(
+                    [f"# kbest_rank = {rank}", f"# kbest_score = {tree.score:.6f}"],
+                    first=rank == 1)
+                for rank, (tree, tree_names) in enumerate(zip(trees, names), 1)]
+
+    def _seen(self, sentence: Sentence) -> Sentence:
+        """What the parser's features see of ``sentence`` (lemmas only if trained on)."""
+        return sentence if self.config.uses_lemmas else without_lemmas(sentence)
+
+    def _arc_label_names(self, heads: np.ndarray, labels: np.ndarray) -> list[str]:
+        """Label names of the tree ``heads`` from the ``(n + 1, n + 1)`` best-label ids of
+        :meth:`LinearModel.arc_scores`."""
+        label_ids = labels[heads[1:], np.arange(1, len(heads))]
+        return [ROOT] + [self.model.labels[i] for i in label_ids]
+
     def parse(self, sentences: Iterable[Sentence], *, retag: bool = False,
-              jobs: int = 1) -> Iterator[Sentence]:
+              jobs: int = 1, kbest: int | None = None) -> Iterator[Sentence]:
         """Parse a stream of sentences lazily, in order.
 
         Parameters
@@ -169,15 +203,26 @@ class Parser:
             Processes that parse (and tag) chunks of sentences; each gets the model once
             (inherited by ``fork``, or loaded from :attr:`path`). At most ``2 * jobs``
             chunks are in flight, and the output is the same as with ``jobs=1``.
+        kbest:
+            Give each sentence's ``kbest`` best trees, in order, as :meth:`parse_kbest`
+            does (the decoder must give them: ``ValueError`` otherwise, before any work).
         """
         if retag:
             self.require("tagger", "tag words")
         if jobs < 1:
             raise ValueError(f"jobs must be >= 1, not {jobs}")
+        if kbest is not None:
+            if kbest < 1:
+                raise ValueError(f"kbest must be >= 1, not {kbest}")
+            if not self.decoder.gives_kbest:
+                raise ValueError(f"decoder {self.decoder.name!r} cannot give the k best "
+                                 "trees (mst for first-order models and ilp for any order "
+                                 "can)")
         chunks = _chunks(sentences, CHUNK)
         if jobs > 1:
-            return parse_in_processes(self, chunks, retag, jobs)
-        return (parsed for chunk in chunks for parsed in self.parse_chunk(chunk, retag))
+            return parse_in_processes(self, chunks, retag, jobs, kbest)
+        return (parsed for chunk in chunks
+                for parsed in self.parse_chunk(chunk, retag, kbest))
 
     def tag(self, sentences: Sequence[Sentence]) -> list[Sentence]:
         """Copies of ``sentences`` with the tagger's UPOS, XPOS and FEATS, and the
@@ -210,16 +255,18 @@ class Parser:
                                      max_words=max_words))
 
     def stream_text(self, text: str, *, id_prefix: str = "", jobs: int = 1,
-                    max_words: int | None = MAX_SENTENCE_WORDS) -> Iterator[Sentence]:
+                    max_words: int | None = MAX_SENTENCE_WORDS,
+                    kbest: int | None = None) -> Iterator[Sentence]:
         """:meth:`parse_text`, lazily. Tokenizing starts when the first sentence is asked
         for and hands out sentences as it builds them
         (:meth:`~corpora.tokenizer.Tokenizer.iter_sentences`), so that with ``jobs > 1``
-        the worker processes start, warm up and parse while this process tokenizes."""
+        the worker processes start, warm up and parse while this process tokenizes.
+        ``kbest``: each sentence's k best trees (:meth:`parse`)."""
         self.require("tokenizer", "parse raw text")
         self.require("tagger", "parse raw text")
         return self.parse(self.tokenizer.iter_sentences(text, id_prefix=id_prefix,
                                                         max_words=max_words),
-                          retag=True, jobs=jobs)
+                          retag=True, jobs=jobs, kbest=kbest)
 
     def parse_tokens(self, sentences: Iterable[Sequence[str]]) -> list[Sentence]:
         """Tag (if the model has a tagger) and parse pre-tokenized sentences, each a
@@ -248,10 +295,14 @@ class Parser:
         where = f"{self.path}: " if self.path else ""
         raise MissingComponentError(f"{where}cannot {purpose}: {detail}")
 
-    def parse_chunk(self, chunk: list[Sentence], retag: bool) -> list[Sentence]:
-        """Tag (with ``retag``) and parse one chunk of sentences."""
+    def parse_chunk(self, chunk: list[Sentence], retag: bool,
+                    kbest: int | None = None) -> list[Sentence]:
+        """Tag (with ``retag``) and parse one chunk of sentences (with ``kbest``: the
+        copies of :meth:`parse_kbest`, one sentence after another)."""
         if retag:
             chunk = self.tag(chunk)
+        if kbest is not None:
+            return [copy for s in chunk for copy in self.parse_kbest(s, kbest)]
         return [self.parse_one(s) for s in chunk]
 
     # -- files ----------------------------------------------------------------------

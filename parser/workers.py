@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 
 
 def parse_in_processes(parser: "Parser", chunks: Iterator[list[Sentence]], retag: bool,
-                       jobs: int) -> Iterator[Sentence]:
-    """The parsed sentences of ``chunks``, in order; the workers' fallbacks are added to
+                       jobs: int, kbest: int | None = None) -> Iterator[Sentence]:
+    """The parsed sentences of ``chunks``, in order (with ``kbest``, the k best trees of
+    each, :meth:`Parser.parse_kbest`); the workers' fallbacks are added to
     ``parser.fallbacks``."""
     global _WORKER
     methods = multiprocessing.get_all_start_methods()
@@ -36,7 +37,7 @@ def parse_in_processes(parser: "Parser", chunks: Iterator[list[Sentence]], retag
     try:
         pending: deque = deque()
         for chunk in chunks:
-            pending.append(pool.apply_async(_parse_in_worker, (chunk, retag)))
+            pending.append(pool.apply_async(_parse_in_worker, (chunk, retag, kbest)))
             if len(pending) >= 2 * jobs:
                 yield from _collect(parser, pending.popleft().get())
         while pending:
@@ -79,7 +80,8 @@ def _init_worker(cls: type, path: str | None) -> None:
     _WORKER.parse_chunk([Sentence.from_words(["Go", "."])], _WORKER.tagger is not None)
 
 
-def _parse_in_worker(chunk: list[Sentence], retag: bool) -> tuple[list[Sentence], int]:
+def _parse_in_worker(chunk: list[Sentence], retag: bool,
+                     kbest: int | None) -> tuple[list[Sentence], int]:
     before = _WORKER.fallbacks
-    parsed = _WORKER.parse_chunk(chunk, retag)
+    parsed = _WORKER.parse_chunk(chunk, retag, kbest)
     return parsed, _WORKER.fallbacks - before

@@ -141,3 +141,80 @@ def test_kbest_refused_by_relaxed_decoders():
     assert not lp.gives_kbest
     with pytest.raises(ValueError, match="cannot give the k best"):
         lp.kbest(build_parts(3, order="2"), np.zeros(len(build_parts(3, order="2"))), 2)
+
+
+def _blocks(text):
+    return [b for b in text.split("\n\n") if b.strip()]
+
+
+def test_cli_writes_k_copies_in_order_first_equal_to_parse(sample_model_path, tmp_path):
+    from polyparse.parser.cli import main
+    from polyparse.parser.pipeline import Parser
+    from polyparse.parser.training import without_lemmas
+    from conftest import SAMPLE
+
+    source = tmp_path / "in.conllu"
+    source.write_text("".join(block + "\n\n"
+                              for block in _blocks((SAMPLE / "dev.conllu").read_text())[:25]))
+    plain, kbest = tmp_path / "plain.conllu", tmp_path / "kbest.conllu"
+    model = str(sample_model_path)
+    assert main(["-q", "parse", "--model", model, "--input", str(source),
+                 "--output", str(plain)]) == 0
+    assert main(["-q", "parse", "--model", model, "--input", str(source),
+                 "--output", str(kbest), "--kbest", "4"]) == 0
+    inputs, parsed, copies = (_blocks(source.read_text()), _blocks(plain.read_text()),
+                              _blocks(kbest.read_text()))
+    parser = Parser.load(sample_model_path)
+    at = 0
+    for given, best in zip(inputs, parsed):
+        group = []
+        while at < len(copies) and (not group or "# kbest_rank = 1\n" not in copies[at]):
+            group.append(copies[at])
+            at += 1
+        assert 1 <= len(group) <= 4
+        scores, trees = [], []
+        for rank, copy in enumerate(group, 1):
+            lines = copy.split("\n")
+            assert f"# kbest_rank = {rank}" in lines
+            score_line = next(line for line in lines if line.startswith("# kbest_score = "))
+            scores.append(float(score_line.split("= ")[1]))
+            rest = [line for line in lines if not line.startswith("# kbest_")]
+            words = [line.split("\t") for line in rest if line[:1].isdigit()]
+            given_words = [line.split("\t") for line in given.split("\n") if line[:1].isdigit()]
+            assert [w[:6] + w[8:] for w in words] == [w[:6] + w[8:] for w in given_words]
+            trees.append(tuple(w[6] for w in words if "-" not in w[0] and "." not in w[0]))
+            if rank == 1:
+                assert "\n".join(rest) == best           # the first copy is parse's output
+        assert scores == sorted(scores, reverse=True)
+        assert len(set(trees)) == len(trees)
+        sentence = _sentences_of(given)[0]
+        if not parser.config.uses_lemmas:
+            sentence = without_lemmas(sentence)
+        S, _ = parser.model.arc_scores(sentence)
+        heads = np.array([-1] + [int(h) for h in trees[0]])
+        assert scores[0] == pytest.approx(tree_scores(S, heads[None])[0], abs=1e-5)
+    assert at == len(copies) and len(parsed) == len(inputs)
+    assert len(copies) > len(inputs)                     # sentences with several trees
+
+
+def _sentences_of(block):
+    from polyparse.corpora.conllu_io import read_conllu
+    import io
+
+    return list(read_conllu(io.BytesIO((block + "\n\n").encode())))
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--kbest", "0"], "--kbest must be at least 1"),
+    (["--kbest", "2", "--decoder", "eisner"], "cannot give the k best"),
+])
+def test_cli_rejects_bad_kbest_before_any_work(sample_model_path, tmp_path, capsys, args,
+                                               message):
+    from polyparse.parser.cli import main
+    from conftest import SAMPLE
+
+    out = tmp_path / "out.conllu"
+    assert main(["-q", "parse", "--model", str(sample_model_path), "--input",
+                 str(SAMPLE / "dev.conllu"), "--output", str(out), *args]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
