@@ -42,11 +42,13 @@ def _best_head(W, alive, v, orig_h, orig_m, prefer):
     best = -1
     best_val = -np.inf
     for u in range(W.shape[0]):
-        if alive[u] and u != v and (
-                best < 0 and W[u, v] > -np.inf
-                or best >= 0 and _better(W[u, v], best_val, prefer, orig_h[u, v],
-                                         orig_m[u, v], orig_h[best, v], orig_m[best, v])):
-            best_val = W[u, v]
+        if not alive[u] or u == v:
+            continue
+        val = W[u, v]
+        if val > best_val or (val == best_val and best >= 0 and prefer.shape[0] > 0
+                              and _better(val, best_val, prefer, orig_h[u, v], orig_m[u, v],
+                                          orig_h[best, v], orig_m[best, v])):
+            best_val = val
             best = u
     return best
 
@@ -78,7 +80,7 @@ def _find_cycle(best, alive, mark, cycle):
 
 
 @njit(cache=True)
-def mst_history(S, single_root, prefer):
+def mst_history(S, single_root, prefer, work):
     """Maximum spanning arborescence rooted at 0 (Chu & Liu 1965; Edmonds 1967).
 
     Dense contraction in the manner of Tarjan (1977): every node keeps its best incoming
@@ -104,6 +106,10 @@ def mst_history(S, single_root, prefer):
     prefer:
         ``int64`` heads of a tree whose arcs win ties (Camerini, Fratta, Maffioli 1980
         need the contraction of a known optimal tree, :func:`mst_swap`), or an empty array.
+    work:
+        :func:`workspace` of ``S``'s size: the scratch arrays, allocated once by a caller
+        that runs many passes (:func:`kbest_heads`); the returned arrays are views of it,
+        overwritten by the next call.
 
     Returns
     -------
@@ -119,19 +125,20 @@ def mst_history(S, single_root, prefer):
         recorded).
     """
     N = S.shape[0]
-    heads = np.full(N, -1, dtype=np.int64)
-    comp = np.full(2 * N, -1, dtype=np.int64)
-    win_node = np.zeros(2 * N, dtype=np.float64)
-    pick_h = np.full(2 * N, -1, dtype=np.int64)
-    pick_m = np.full(2 * N, -1, dtype=np.int64)
-    pick_w = np.full(2 * N, -np.inf, dtype=np.float64)
+    W, orig_h, orig_m, ints, floats = work
+    heads, comp, pick_h, pick_m = ints[0, :N], ints[1], ints[2], ints[3]
+    heads[:] = -1
+    comp[:] = -1
+    pick_h[:] = -1
+    pick_m[:] = -1
+    win_node, pick_w = floats[0], floats[1]
+    win_node[:] = 0.0
+    pick_w[:] = -np.inf
     if N <= 1:
         return heads, OK, (comp, win_node, pick_h, pick_m, pick_w)
     # The current graph lives in the N slots of W; a contracted cycle takes the slot of
     # its first member. orig_h / orig_m: the original arc that W[u, v] stands for.
-    W = S.copy()
-    orig_h = np.empty((N, N), dtype=np.int64)
-    orig_m = np.empty((N, N), dtype=np.int64)
+    W[:, :] = S
     for u in range(N):
         W[u, u] = -np.inf
         W[u, 0] = -np.inf
@@ -139,19 +146,20 @@ def mst_history(S, single_root, prefer):
             orig_h[u, v] = u
             orig_m[u, v] = v
     # Node ids: 0..N-1 the original nodes, N + j the j-th contracted cycle.
-    alive = np.ones(N, dtype=np.bool_)
-    slot_id = np.arange(N)
-    best = np.full(N, -1, dtype=np.int64)
-    cyc_h = np.full(2 * N, -1, dtype=np.int64)
-    cyc_m = np.full(2 * N, -1, dtype=np.int64)
-    members = np.empty(2 * N, dtype=np.int64)
-    members_end = np.zeros(N, dtype=np.int64)
+    alive, slot_id, best = ints[4, :N], ints[5, :N], ints[6, :N]
+    alive[:] = 1
+    for u in range(N):
+        slot_id[u] = u
+    best[:] = -1
+    cyc_h, cyc_m, members = ints[7], ints[8], ints[9]
+    cyc_h[:] = -1
+    cyc_m[:] = -1
+    members_end, mark, cycle, in_cycle = ints[10, :N], ints[11, :N], ints[12, :N], ints[13, :N]
+    members_end[:] = 0
+    in_cycle[:] = 0
     n_members = 0
     n_contracted = 0
-    mark = np.zeros(N, dtype=np.int64)
-    cycle = np.empty(N, dtype=np.int64)
-    in_cycle = np.zeros(N, dtype=np.bool_)
-    w_in = np.empty(N, dtype=np.float64)
+    w_in = floats[2, :N]
 
     for v in range(1, N):
         best[v] = _best_head(W, alive, v, orig_h, orig_m, prefer)
@@ -260,8 +268,9 @@ def mst_history(S, single_root, prefer):
         best[pick] = pick_alt
 
     # Expand: every node gets one incoming original arc, outermost contraction first.
-    in_h = np.full(2 * N, -1, dtype=np.int64)
-    in_m = np.full(2 * N, -1, dtype=np.int64)
+    in_h, in_m = ints[14], ints[15]
+    in_h[:] = -1
+    in_m[:] = -1
     for x in range(1, N):
         if alive[x]:
             in_h[slot_id[x]] = orig_h[best[x], x]
@@ -286,28 +295,39 @@ def mst_history(S, single_root, prefer):
 
 
 @njit(cache=True)
+def workspace(N):
+    """The scratch arrays of :func:`mst_history` and :func:`mst_swap` for ``N`` nodes."""
+    return (np.empty((N, N)), np.empty((N, N), dtype=np.int64),
+            np.empty((N, N), dtype=np.int64), np.empty((22, 2 * N), dtype=np.int64),
+            np.empty((4, 2 * N)))
+
+
+@njit(cache=True)
 def mst_heads(S, single_root):
     """Maximum spanning arborescence rooted at 0: :func:`mst_history` without a
     preferred tree and without the history; returns ``(heads, status)``."""
-    heads, status, _ = mst_history(S, single_root, np.empty(0, dtype=np.int64))
-    return heads, status
+    heads, status, _ = mst_history(S, single_root, np.empty(0, dtype=np.int64),
+                                   workspace(S.shape[0]))
+    return heads.copy(), status
 
 
 
 @njit(cache=True)
-def _subtree_intervals(heads):
+def _subtree_intervals(heads, ints):
     """Preorder intervals of the tree ``heads``: x descends from (or is) m iff
-    ``enter[m] <= enter[x] < leave[m]``."""
+    ``enter[m] <= enter[x] < leave[m]``; written into rows 16.. of the workspace's
+    ``ints``."""
     N = heads.shape[0]
-    first_child = np.full(N, -1, dtype=np.int64)
-    next_sibling = np.full(N, -1, dtype=np.int64)
+    first_child, next_sibling = ints[16, :N], ints[17, :N]
+    enter, leave, stack, cursor = ints[18, :N], ints[19, :N], ints[20, :N], ints[21, :N]
+    first_child[:] = -1
+    next_sibling[:] = -1
     for m in range(N - 1, 0, -1):
         next_sibling[m] = first_child[heads[m]]
         first_child[heads[m]] = m
-    enter = np.zeros(N, dtype=np.int64)
-    leave = np.zeros(N, dtype=np.int64)
-    stack = np.empty(N, dtype=np.int64)
-    cursor = first_child.copy()         # the next child of each node still to visit
+    enter[:] = 0
+    leave[:] = 0
+    cursor[:] = first_child             # the next child of each node still to visit
     stack[0] = 0
     top = 1
     clock = 1
@@ -328,7 +348,7 @@ def _subtree_intervals(heads):
 
 
 @njit(cache=True)
-def mst_swap(S, prefer):
+def mst_swap(S, prefer, work):
     """Maximum spanning arborescence (any number of root children) and its best swap:
     the NEXT step of Camerini, Fratta and Maffioli (1980, section 3), in the simplified
     form of Zmigrod, Vieira and Cotterell (2021, "On Finding the K-best Non-projective
@@ -351,6 +371,8 @@ def mst_swap(S, prefer):
     prefer:
         Heads of a tree that is optimal under ``S``, whose contraction is to be followed
         (its arcs win ties), or an empty array.
+    work:
+        :func:`workspace` of ``S``'s size (``heads`` is a view of it).
 
     Returns
     -------
@@ -359,13 +381,14 @@ def mst_swap(S, prefer):
         tree to exclude for the second-best tree and the loss ``delta >= 0`` of that tree
         (-1, -1, ``inf`` when the tree is the only one).
     """
-    heads, status, history = mst_history(S, False, prefer)
+    heads, status, history = mst_history(S, False, prefer, work)
     comp, w_in, pick_h, pick_m, pick_w = history
     N = S.shape[0]
     if status != OK or N <= 1:
         return heads, status, -1, -1, np.inf
-    enter, leave = _subtree_intervals(heads)
-    alternative = np.full(2 * N, -np.inf)
+    enter, leave = _subtree_intervals(heads, work[3])
+    alternative = work[4][3]
+    alternative[:] = -np.inf
     for y in range(1, N):
         a = y
         off = 0.0
@@ -516,3 +539,223 @@ def eisner_heads(S, single_root):
             stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = r + 1, t, 0
             top += 2
     return heads, OK
+
+
+# -- K best trees (decoders.kbest) ---------------------------------------------------
+
+FORBID = 0
+FORCE = 1
+# Kinds of queued subproblems (columns of ``items`` in :func:`kbest_heads`).
+ROOT_FREE = 0       # best tree known, not produced; root child free (single-root MST)
+FRESH = 1           # best tree known, not produced; its best swap known
+PRODUCED = 2        # best tree produced; its next tree is the best without arc (h, m)
+KEY, KIND, SUB, TREE, ARC_H, ARC_M, DELTA, ALIVE = range(8)
+NO_PREFERENCE = np.empty(0, dtype=np.int64)
+
+
+@njit(cache=True)
+def _room(rows, n):
+    """``rows`` with room for row ``n`` (doubled when full)."""
+    if n < rows.shape[0]:
+        return rows
+    return np.concatenate((rows, np.empty_like(rows)))
+
+
+@njit(cache=True)
+def _tree_score(S, heads):
+    total = 0.0
+    for m in range(1, heads.shape[0]):
+        total += S[heads[m], m]
+    return total
+
+
+@njit(cache=True)
+def _subproblem(S, Q, sub, mods, single_root, undo):
+    """Turn ``Q`` (equal to ``S``) into the scores of subproblem ``sub`` (-1: ``S``
+    itself): ``S`` with the arcs its chain of modifications forbids or forces (forcing
+    h -> m forbids m's other heads, and with ``single_root`` forcing 0 -> m forbids the
+    root's other arcs); with ``undo``, turn it back into ``S``. O(n) per modification,
+    where a copy of ``S`` would cost O(n^2) per subproblem."""
+    while sub >= 0:
+        kind, h, m = mods[sub, 1], mods[sub, 2], mods[sub, 3]
+        if kind == FORBID:
+            Q[h, m] = S[h, m] if undo else -np.inf
+        else:
+            if undo:
+                Q[:, m] = S[:, m]
+            else:
+                Q[:, m] = -np.inf
+                Q[h, m] = S[h, m]
+            if single_root and h == 0:
+                if undo:
+                    Q[0, :] = S[0, :]
+                else:
+                    Q[0, :] = -np.inf
+                    Q[0, m] = S[0, m]
+        sub = mods[sub, 0]
+
+
+@njit(cache=True)
+def _modify(mods, n_mods, sub, kind, h, m):
+    mods = _room(mods, n_mods)
+    mods[n_mods, 0], mods[n_mods, 1], mods[n_mods, 2], mods[n_mods, 3] = sub, kind, h, m
+    return mods, n_mods + 1
+
+
+@njit(cache=True)
+def _keep_tree(trees, n_trees, heads):
+    trees = _room(trees, n_trees)
+    trees[n_trees] = heads
+    return trees, n_trees + 1
+
+
+@njit(cache=True)
+def _queue(items, n_items, key, kind, sub, tree, h, m, delta):
+    items = _room(items, n_items)
+    items[n_items, KEY], items[n_items, KIND], items[n_items, SUB] = key, kind, sub
+    items[n_items, TREE], items[n_items, ARC_H], items[n_items, ARC_M] = tree, h, m
+    items[n_items, DELTA], items[n_items, ALIVE] = delta, 1.0
+    return items, n_items + 1
+
+
+@njit(cache=True)
+def _rest(S, Q, sub, tree, single_root, mods, n_mods, trees, n_trees, items, n_items,
+          work):
+    """Queue what is left of subproblem ``sub`` once its best tree ``trees[tree]`` is
+    produced (every tree of ``sub`` has one root child, or any number is allowed).
+
+    The pass that finds the best swap follows the produced tree T (its arcs win ties).
+    Should it still end in another tree of the same score (ties made unequal by floating
+    point), the subproblem is split on an arc d of T missing from it: without d (queued
+    as a fresh subproblem) and with d (tried again); with all of T forced, T is the only
+    tree, so this ends."""
+    T = trees[tree]
+    score = _tree_score(S, T)
+    while True:
+        _subproblem(S, Q, sub, mods, single_root, False)
+        heads, status, h, m, delta = mst_swap(Q, T, work)
+        _subproblem(S, Q, sub, mods, single_root, True)
+        d = 1
+        while d < T.shape[0] and heads[d] == T[d]:
+            d += 1
+        if d == T.shape[0]:
+            if h >= 0:
+                items, n_items = _queue(items, n_items, score - delta, PRODUCED, sub, tree,
+                                        h, m, 0.0)
+            return mods, n_mods, trees, n_trees, items, n_items
+        mods, n_mods = _modify(mods, n_mods, sub, FORBID, T[d], d)
+        _subproblem(S, Q, n_mods - 1, mods, single_root, False)
+        other, status, h, m, delta = mst_swap(Q, NO_PREFERENCE, work)
+        _subproblem(S, Q, n_mods - 1, mods, single_root, True)
+        trees, n_trees = _keep_tree(trees, n_trees, other)
+        T = trees[tree]
+        items, n_items = _queue(items, n_items, _tree_score(S, other), FRESH, n_mods - 1,
+                                n_trees - 1, h, m, delta)
+        mods, n_mods = _modify(mods, n_mods, sub, FORCE, T[d], d)
+        sub = n_mods - 1
+
+
+@njit(cache=True)
+def kbest_heads(S, k, single_root):
+    """The ``k`` best trees of ``S`` (fewer if fewer exist); see :mod:`decoders.kbest`.
+
+    Subproblems are chains of modifications (forbid or force an arc) of ``S``, kept as
+    rows ``(parent, kind, h, m)`` and applied to (then undone in) one copy of ``S`` when
+    solved;
+    the queue is a table of rows ``(key, kind, subproblem, tree, h, m, delta, alive)``
+    searched for its largest key (the earliest row on ties: deterministic).
+
+    Returns
+    -------
+    heads, scores, status:
+        ``int64 (t, n + 1)`` trees in non-increasing order of score (the order produced,
+        up to rounding), their ``float64 (t,)`` scores, and :data:`OK` or the status of the
+        first tree's :func:`mst_heads` (then ``t == 0``).
+    """
+    N = S.shape[0]
+    out_heads = np.empty((k, N), dtype=np.int64)
+    out_scores = np.empty(k)
+    n_out = 0
+    mods = np.empty((8, 4), dtype=np.int64)
+    trees = np.empty((8, N), dtype=np.int64)
+    items = np.empty((8, 8))
+    n_mods, n_trees, n_items = 0, 0, 0
+    Q = S.copy()                    # a subproblem's scores, then S again (_subproblem)
+    work = workspace(N)
+    if single_root:
+        heads, status, _ = mst_history(S, True, NO_PREFERENCE, work)
+        if status != OK:
+            return out_heads[:0], out_scores[:0], status
+        trees, n_trees = _keep_tree(trees, n_trees, heads)
+        items, n_items = _queue(items, n_items, _tree_score(S, heads), ROOT_FREE, -1, 0,
+                                -1, -1, 0.0)
+    else:
+        heads, status, h, m, delta = mst_swap(S, NO_PREFERENCE, work)
+        if status != OK:
+            return out_heads[:0], out_scores[:0], status
+        trees, n_trees = _keep_tree(trees, n_trees, heads)
+        items, n_items = _queue(items, n_items, _tree_score(S, heads), FRESH, -1, 0,
+                                h, m, delta)
+    while n_out < k:
+        top = -1
+        for i in range(n_items):
+            if items[i, ALIVE] > 0 and (top < 0 or items[i, KEY] > items[top, KEY]):
+                top = i
+        if top < 0:
+            break
+        items[top, ALIVE] = 0.0
+        kind, sub, tree = int(items[top, KIND]), int(items[top, SUB]), int(items[top, TREE])
+        h, m = int(items[top, ARC_H]), int(items[top, ARC_M])
+        without, h2, m2, delta = -1, -1, -1, 0.0
+        if kind == PRODUCED:        # produce the best tree without h -> m
+            mods, n_mods = _modify(mods, n_mods, sub, FORBID, h, m)
+            without = n_mods - 1
+            _subproblem(S, Q, without, mods, single_root, False)
+            heads, status, h2, m2, delta = mst_swap(Q, NO_PREFERENCE, work)
+            _subproblem(S, Q, without, mods, single_root, True)
+            trees, n_trees = _keep_tree(trees, n_trees, heads)
+            produced = n_trees - 1
+        else:
+            produced = tree
+        out_heads[n_out] = trees[produced]
+        out_scores[n_out] = _tree_score(S, trees[produced])
+        n_out += 1
+        if n_out == k:
+            break
+        if kind == PRODUCED:
+            if h2 >= 0:
+                items, n_items = _queue(items, n_items, out_scores[n_out - 1] - delta,
+                                        PRODUCED, without, produced, h2, m2, 0.0)
+            mods, n_mods = _modify(mods, n_mods, sub, FORCE, h, m)
+            mods, n_mods, trees, n_trees, items, n_items = _rest(
+                S, Q, n_mods - 1, tree, single_root, mods, n_mods, trees, n_trees, items,
+                n_items, work)
+        elif kind == FRESH:
+            if h >= 0:
+                items, n_items = _queue(items, n_items, out_scores[n_out - 1]
+                                        - items[top, DELTA], PRODUCED, sub, tree, h, m, 0.0)
+        elif N > 1:                 # ROOT_FREE: split on the root child r
+            r = 1
+            while trees[tree, r] != 0:
+                r += 1
+            mods, n_mods = _modify(mods, n_mods, sub, FORBID, 0, r)
+            _subproblem(S, Q, n_mods - 1, mods, single_root, False)
+            heads, status, _ = mst_history(Q, True, NO_PREFERENCE, work)
+            _subproblem(S, Q, n_mods - 1, mods, single_root, True)
+            if status == OK:
+                trees, n_trees = _keep_tree(trees, n_trees, heads)
+                items, n_items = _queue(items, n_items, _tree_score(S, heads), ROOT_FREE,
+                                        n_mods - 1, n_trees - 1, -1, -1, 0.0)
+            mods, n_mods = _modify(mods, n_mods, sub, FORCE, 0, r)
+            mods, n_mods, trees, n_trees, items, n_items = _rest(
+                S, Q, n_mods - 1, tree, single_root, mods, n_mods, trees, n_trees, items,
+                n_items, work)
+    for i in range(1, n_out):       # rounding may swap neighbours: keep the order stable
+        j = i
+        while j > 0 and out_scores[j] > out_scores[j - 1]:
+            out_scores[j], out_scores[j - 1] = out_scores[j - 1], out_scores[j]
+            row = out_heads[j].copy()
+            out_heads[j] = out_heads[j - 1]
+            out_heads[j - 1] = row
+            j -= 1
+    return out_heads[:n_out], out_scores[:n_out], OK

@@ -23,39 +23,11 @@ there.
 
 from __future__ import annotations
 
-import heapq
-import itertools
-
 import numpy as np
 
 from . import _kernels
 from .base import ScoredTree
 from .mst import check_scores, raise_for_status
-
-
-def tree_score(S: np.ndarray, heads: np.ndarray) -> float:
-    """Sum of ``S[heads[m], m]`` over the words m."""
-    return float(S[heads[1:], np.arange(1, heads.shape[0])].sum())
-
-
-def forbid(S: np.ndarray, h: int, m: int) -> np.ndarray:
-    """A copy of ``S`` without the arc h -> m."""
-    out = S.copy()
-    out[h, m] = -np.inf
-    return out
-
-
-def force(S: np.ndarray, h: int, m: int, single_root: bool) -> np.ndarray:
-    """A copy of ``S`` in which m's only head is h; with ``single_root``, forcing a root
-    arc also forbids the root's other children."""
-    out = S.copy()
-    keep = out[h, m]
-    out[:, m] = -np.inf
-    out[h, m] = keep
-    if single_root and h == 0:
-        out[0, :] = -np.inf
-        out[0, m] = keep
-    return out
 
 
 def kbest_arborescences(S: np.ndarray, k: int, single_root: bool) -> list[ScoredTree]:
@@ -90,110 +62,6 @@ def kbest_arborescences(S: np.ndarray, k: int, single_root: bool) -> list[Scored
     """
     if k < 1:
         raise ValueError(f"k must be at least 1, not {k}")
-    return _KBest(check_scores(S), k, single_root).run()
-
-
-class _KBest:
-    """The state of one :func:`kbest_arborescences` call: the trees produced and a heap
-    of subproblems, keyed by the score of their next tree (then by creation order).
-
-    Heap entries ``(-key, order, kind, Q, T, e)``:
-
-    * ``"tree"``: the subproblem ``Q``'s best tree ``T`` (key: its score) is still to be
-      produced; ``Q``'s root child is free (single root only, solved by the
-      single-root MST);
-    * ``"tree_swap"``: the same for a subproblem whose trees all have one root child (or
-      any number allowed), with its best swap ``e = (h, m, delta)`` already found;
-    * ``"swap"``: ``Q``'s best tree ``T`` was produced; its next one is the best tree
-      without the arc ``e = (h, m)``, of score ``key`` (every tree of ``Q`` has one root
-      child, or any number is allowed).
-    """
-
-    def __init__(self, S: np.ndarray, k: int, single_root: bool) -> None:
-        self.S = S
-        self.k = k
-        self.single_root = single_root
-        self.heap: list = []
-        self.order = itertools.count()
-        self.trees: list[ScoredTree] = []
-
-    def run(self) -> list[ScoredTree]:
-        if self.single_root:
-            heads, status = _kernels.mst_heads(self.S, True)
-            raise_for_status(status, "spanning tree")
-            self._push(tree_score(self.S, heads), "tree", self.S, heads, None)
-        else:
-            heads, status, h, m, delta = _kernels.mst_swap(self.S, _NO_PREFERENCE)
-            raise_for_status(status, "spanning tree")
-            self._produce(heads)
-            self._push_swap(self.S, heads, h, m, delta)
-        while self.heap and len(self.trees) < self.k:
-            _, _, kind, Q, T, arc = heapq.heappop(self.heap)
-            if kind == "tree":
-                self._produce(T)
-                if len(self.trees) < self.k:
-                    self._split_root(Q, T)
-            elif kind == "tree_swap":
-                self._produce(T)
-                if len(self.trees) < self.k:
-                    self._push_swap(Q, T, *arc)
-            else:
-                h, m = arc
-                without = forbid(Q, h, m)
-                heads, status, h2, m2, delta = _kernels.mst_swap(without, _NO_PREFERENCE)
-                raise_for_status(status, "spanning tree")
-                self._produce(heads)
-                if len(self.trees) < self.k:
-                    self._push_swap(without, heads, h2, m2, delta)
-                    self._rest(force(Q, h, m, self.single_root), T)
-        self.trees.sort(key=lambda tree: -tree.score)      # stable: float noise only
-        return self.trees
-
-    def _produce(self, heads: np.ndarray) -> None:
-        self.trees.append(ScoredTree(heads, tree_score(self.S, heads)))
-
-    def _push(self, key: float, kind: str, Q: np.ndarray, T: np.ndarray, arc) -> None:
-        heapq.heappush(self.heap, (-key, next(self.order), kind, Q, T, arc))
-
-    def _push_swap(self, Q: np.ndarray, T: np.ndarray, h: int, m: int, delta: float) -> None:
-        """Queue ``Q``'s next tree after its (produced) best tree ``T``, if any."""
-        if h >= 0:
-            self._push(tree_score(self.S, T) - delta, "swap", Q, T, (h, m))
-
-    def _split_root(self, Q: np.ndarray, T: np.ndarray) -> None:
-        """``Q`` minus its produced single-root best tree ``T``, with root child r: the
-        trees without (0, r), and those with it other than ``T``."""
-        if T.shape[0] == 1:             # no words: the empty tree is the only one
-            return
-        r = int(np.flatnonzero(T == 0)[0])
-        without = forbid(Q, 0, r)
-        heads, status = _kernels.mst_heads(without, True)
-        if status == _kernels.OK:
-            self._push(tree_score(self.S, heads), "tree", without, heads, None)
-        self._rest(force(Q, 0, r, True), T)
-
-    def _rest(self, Q: np.ndarray, T: np.ndarray) -> None:
-        """Queue what is left of ``Q`` (every tree of which has one root child, or any
-        number allowed) once its best tree ``T`` is produced.
-
-        The pass that finds ``Q``'s best swap must contract along ``T``: ``T``'s arcs win
-        ties. Should the pass still end in another tree ``T2`` of the same score (ties
-        that floating point made unequal), ``Q`` is split on an arc d of ``T`` missing
-        from ``T2``: the trees without d (a new subproblem, ``T2`` among them) and those
-        with it, where the pass is tried again; once every arc of ``T`` is forced, ``T``
-        is the only tree.
-        """
-        heads, status, h, m, delta = _kernels.mst_swap(Q, T)
-        raise_for_status(status, "spanning tree")
-        if np.array_equal(heads, T):
-            self._push_swap(Q, T, h, m, delta)
-            return
-        d = int(np.flatnonzero(heads != T)[0])
-        without = forbid(Q, int(T[d]), d)
-        heads, status, h, m, delta = _kernels.mst_swap(without, _NO_PREFERENCE)
-        raise_for_status(status, "spanning tree")
-        self._push(tree_score(self.S, heads), "tree_swap", without, heads, (h, m, delta))
-        self._rest(force(Q, int(T[d]), d, self.single_root), T)
-
-
-_NO_PREFERENCE = np.empty(0, dtype=np.int64)
+    heads, scores, status = _kernels.kbest_heads(check_scores(S), k, single_root)
+    raise_for_status(status, "spanning tree")
+    return [ScoredTree(h, float(s)) for h, s in zip(heads, scores)]
