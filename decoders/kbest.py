@@ -19,6 +19,12 @@ root child is not yet fixed is solved by the single-root maximum spanning tree
 produced, it splits into "root arc (0, r) forbidden" (solved the same way) and "root arc
 (0, r) forced": every tree of the latter has the one root child r, so swaps are exact
 there.
+
+The whole loop is one numba kernel (:func:`decoders._kernels.kbest_heads`): with a
+Python loop per subproblem, K = 10 cost 21 times one best tree on en_ewt dev (mostly the
+Python around passes of a few microseconds); in numba it costs 8 times
+(``eval/results/kbest_en_ewt.md``), the two O(n^2) passes per tree being the floor of
+this scheme.
 """
 
 from __future__ import annotations

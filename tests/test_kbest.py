@@ -198,6 +198,10 @@ def test_cli_writes_k_copies_in_order_first_equal_to_parse(sample_model_path, tm
         assert scores[0] == pytest.approx(tree_scores(S, heads[None])[0], abs=1e-5)
     assert at == len(copies) and len(parsed) == len(inputs)
     assert len(copies) > len(inputs)                     # sentences with several trees
+    on_two = tmp_path / "jobs2.conllu"
+    assert main(["-q", "parse", "--model", model, "--input", str(source),
+                 "--output", str(on_two), "--kbest", "4", "--jobs", "2"]) == 0
+    assert on_two.read_text() == kbest.read_text()
 
 
 def _sentences_of(block):
