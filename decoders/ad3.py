@@ -117,13 +117,16 @@ class AD3Decoder(Decoder):
                  "rounded_value": rounded_value, "search_moves": moves}
         return DecodeResult(output=relaxed.output, heads=heads, value=value, stats=stats)
 
-    def relax(self, graph: FactorGraph, scale: float) -> Relaxation:
+    def relax(self, graph: FactorGraph, scale: float, cutoff: float = -np.inf
+              ) -> Relaxation:
         """AD3 (one kernel call, :func:`decoders._ad3_kernels.ad3`) on ``graph``, whose
-        scores are divided by ``scale`` inside and the dual value multiplied back."""
+        scores are divided by ``scale`` inside and the dual value multiplied back; it
+        stops early once the dual value is at most ``cutoff``."""
         p, r, _, dual, iterations, converged, status = _ad3_kernels.ad3(
             graph.n, graph.arc_h, graph.arc_m, graph.unary / scale, graph.pair_i,
             graph.pair_j, graph.pair_score / scale, self.single_root, float(self.penalty),
-            self.adapt_penalty, float(self.tol), int(self.max_iter), QP_ITERATIONS)
+            self.adapt_penalty, float(self.tol), int(self.max_iter), QP_ITERATIONS,
+            float(cutoff / scale))
         return Relaxation(output=np.clip(graph.to_parts(p, r), 0.0, 1.0), arcs=p,
                           dual=float(dual * scale), iterations=int(iterations),
                           converged=bool(converged), status=int(status))

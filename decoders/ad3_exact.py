@@ -62,8 +62,9 @@ class AD3ExactDecoder(AD3Decoder):
     Orders 1 and 2 with all-pairs siblings, as :class:`~decoders.ad3.AD3Decoder`, whose
     options (``penalty``, ``adapt_penalty``, ``tol``, ``max_iter``, ``search``) it runs
     every node with. The root is AD3's relaxation; a node whose bound is at most the
-    incumbent's score plus ``tol * max(scale, |bound|)`` (the AD3 certificate's slack,
-    ``scale`` the largest absolute part score) is closed, any other is split on the
+    incumbent's score plus ``tol * max(scale, |score|)`` (the AD3 certificate's slack,
+    ``scale`` the largest absolute part score) is closed, and AD3 stops on a node as soon
+    as its dual value gets there (the kernel's ``cutoff``); any other is split on the
     free arc (one whose word has another candidate head in the node) whose value is
     most fractional. ``heads`` is the best tree found, ``output`` its structure and
     ``value`` its score. ``stats``: ``nodes`` (nodes solved after the root: 0 when the
@@ -105,7 +106,8 @@ class AD3ExactDecoder(AD3Decoder):
         stats: dict = {"fallback": False}
         while queue:
             _, _, bound, depth, keep = heapq.heappop(queue)
-            if bound <= best + self._slack(scale, bound):
+            cutoff = best + self._slack(scale, best)
+            if bound <= cutoff:
                 closed = max(closed, bound)
                 continue
             if depth > 0 and budget.left() == 0.0:
@@ -113,7 +115,7 @@ class AD3ExactDecoder(AD3Decoder):
                 closed = max(closed, open_bound)
                 stats.update(fallback=True, fallback_stage="lp" if nodes == 0 else "branch")
                 break
-            relaxed = self.relax(graph.restrict(keep), scale)
+            relaxed = self.relax(graph.restrict(keep), scale, cutoff)
             iterations += relaxed.iterations
             if depth == 0:
                 raise_for_status(relaxed.status, "spanning tree")
@@ -127,11 +129,12 @@ class AD3ExactDecoder(AD3Decoder):
                 search=self.search)
             if value > best:
                 best_heads, best = heads, value
+                cutoff = best + self._slack(scale, best)
             if depth == 0:
                 stats.update(root_dual_value=bound, lp_value=float(scores @ relaxed.output),
                              rounded_value=value, integral=fractional == 0,
                              time_lp=time.perf_counter() - start)
-            if bound <= best + self._slack(scale, bound):
+            if bound <= cutoff:
                 closed = max(closed, bound)
                 continue
             arcs = np.zeros(graph.n_arcs)
@@ -152,9 +155,10 @@ class AD3ExactDecoder(AD3Decoder):
         return DecodeResult(output=output, heads=best_heads, value=float(scores @ output),
                             stats=stats)
 
-    def _slack(self, scale: float, bound: float) -> float:
-        """How far above the incumbent a bound may lie and still close its node."""
-        return self.tol * max(scale, abs(bound)) if np.isfinite(bound) else 0.0
+    def _slack(self, scale: float, incumbent: float) -> float:
+        """How far above the incumbent's score a bound may lie and still close its
+        node."""
+        return self.tol * max(scale, abs(incumbent)) if np.isfinite(incumbent) else 0.0
 
 
 def branching_arc(graph: FactorGraph, keep: np.ndarray, arcs: np.ndarray) -> int:
