@@ -1,7 +1,7 @@
 """The order-2 decoders side by side (issue 13, item 2): the LP relaxation by HiGHS
 (``lp``) and by AD3 (``ad3``), and the two exact decoders, HiGHS's branch and bound
-(``ilp``) and branch and bound on AD3's bounds (``ad3-exact``, depth first, its default,
-and best first).
+(``ilp``) and branch and bound on AD3's bounds (``ad3-exact``, best first, its default,
+and depth first).
 
 One command::
 
@@ -44,7 +44,7 @@ from polyparse.parser.training import without_lemmas  # noqa: E402
 
 DECODERS = {"lp": ("lp", {}), "ad3": ("ad3", {}), "ilp": ("ilp", {}),
             "ad3-exact": ("ad3-exact", {}),
-            "ad3-exact best-first": ("ad3-exact", {"node_order": "best"})}
+            "ad3-exact depth-first": ("ad3-exact", {"node_order": "depth"})}
 
 
 def certified(name: str, stats: dict) -> bool:
