@@ -158,7 +158,6 @@ def tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram, k, ma
 
     ``q`` (``float64 (A,)``) receives the projection. Returns ``(k, status)``.
     """
-    A = target.shape[0]
     cap = act.shape[0]
     if k == 0:
         heads, status = mst_heads(arc_matrix(n, arc_h, arc_m, target), single_root)
@@ -297,7 +296,7 @@ def feasible_value(unary, pair_i, pair_j, pair_score, q):
 
 @njit(cache=True)
 def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, adapt_eta,
-        tol, max_iter, qp_iter):
+        tol, max_iter, qp_iter, cutoff):
     """AD3 on the factor graph, all iterations in one call.
 
     Parameters
@@ -319,6 +318,10 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
         feasible value, which brackets the LP optimum that closely.
     max_iter, qp_iter:
         Iterations of AD3, and of the TREE factor's active-set method per AD3 iteration.
+    cutoff:
+        Stop as soon as the least dual value is at most ``cutoff`` (``-inf``: never):
+        branch and bound (:mod:`decoders.ad3_exact`) then knows that no tree of the
+        graph beats its incumbent, and needs neither convergence nor the point.
 
     Returns
     -------
@@ -410,7 +413,7 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
                 primal_best = value
                 q_best[:] = q_tree
             converged = dual_best - primal_best <= tol * max(1.0, abs(dual_best))
-        if converged:
+        if converged or dual_best <= cutoff:
             break
         if adapt_eta and it % ADAPT_EVERY == 0:
             if primal_res > GAMMA_PRIMAL * dual_res and eta < ETA_MAX:

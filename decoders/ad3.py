@@ -16,6 +16,7 @@ spanning arborescence as its only oracle, warm-started across iterations.
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -100,26 +101,52 @@ class AD3Decoder(Decoder):
         start = time.perf_counter()
         graph = FactorGraph.from_parts(parts, scores, single_root=self.single_root)
         scale = score_scale(graph)
+        relaxed = self.relax(graph, scale)
+        raise_for_status(relaxed.status, "spanning tree")
+        solved = time.perf_counter()
+        value = float(scores @ relaxed.output)
+        heads, rounded_value, fractional, moves = round_relaxed(
+            parts, scores, relaxed.output, single_root=self.single_root, search=self.search)
+        integral = fractional == 0
+        certified = bool(integral and relaxed.dual - rounded_value
+                         <= self.tol * max(scale, abs(relaxed.dual)))
+        stats = {"time_lp": solved - start, "time_round": time.perf_counter() - solved,
+                 "lp_value": value, "dual_value": relaxed.dual,
+                 "iterations": relaxed.iterations, "converged": relaxed.converged,
+                 "integral": integral, "certified": certified, "fractional_arcs": fractional,
+                 "rounded_value": rounded_value, "search_moves": moves}
+        return DecodeResult(output=relaxed.output, heads=heads, value=value, stats=stats)
+
+    def relax(self, graph: FactorGraph, scale: float, cutoff: float = -np.inf
+              ) -> Relaxation:
+        """AD3 (one kernel call, :func:`decoders._ad3_kernels.ad3`) on ``graph``, whose
+        scores are divided by ``scale`` inside and the dual value multiplied back; it
+        stops early once the dual value is at most ``cutoff``."""
         p, r, _, dual, iterations, converged, status = _ad3_kernels.ad3(
             graph.n, graph.arc_h, graph.arc_m, graph.unary / scale, graph.pair_i,
             graph.pair_j, graph.pair_score / scale, self.single_root, float(self.penalty),
-            self.adapt_penalty, float(self.tol), int(self.max_iter), QP_ITERATIONS)
-        raise_for_status(status, "spanning tree")
-        dual *= scale
-        solved = time.perf_counter()
-        output = np.clip(graph.to_parts(p, r), 0.0, 1.0)
-        value = float(scores @ output)
-        heads, rounded_value, fractional, moves = round_relaxed(
-            parts, scores, output, single_root=self.single_root, search=self.search)
-        integral = fractional == 0
-        certified = bool(integral and dual - rounded_value
-                         <= self.tol * max(scale, abs(dual)))
-        stats = {"time_lp": solved - start, "time_round": time.perf_counter() - solved,
-                 "lp_value": value, "dual_value": float(dual), "iterations": int(iterations),
-                 "converged": bool(converged), "integral": integral, "certified": certified,
-                 "fractional_arcs": fractional, "rounded_value": rounded_value,
-                 "search_moves": moves}
-        return DecodeResult(output=output, heads=heads, value=value, stats=stats)
+            self.adapt_penalty, float(self.tol), int(self.max_iter), QP_ITERATIONS,
+            float(cutoff / scale))
+        return Relaxation(output=np.clip(graph.to_parts(p, r), 0.0, 1.0), arcs=p,
+                          dual=float(dual * scale), iterations=int(iterations),
+                          converged=bool(converged), status=int(status))
+
+
+class Relaxation(NamedTuple):
+    """What :meth:`AD3Decoder.relax` returns."""
+
+    output: np.ndarray
+    """``float64 (n_parts,)``: the feasible point as a structure of the graph's parts
+    (:meth:`~decoders.factor_graph.FactorGraph.to_parts`), clipped to [0, 1]."""
+    arcs: np.ndarray
+    """``float64 (A,)``: its arc values, one per arc variable of the graph."""
+    dual: float
+    """The least dual value seen: an upper bound on the graph's LP optimum and on the
+    score of every tree of its arcs."""
+    iterations: int
+    converged: bool
+    status: int
+    """:data:`decoders._kernels.OK`, or why the graph's arcs hold no tree."""
 
 
 def score_scale(graph: FactorGraph) -> float:

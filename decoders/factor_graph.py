@@ -166,6 +166,30 @@ class FactorGraph:
                    pair_score=scores[pair_rows], arc_rows=arc_rows, pair_rows=pair_rows,
                    n_parts=len(parts))
 
+    def restrict(self, keep: np.ndarray) -> FactorGraph:
+        """The graph on the arc variables where ``keep`` (``bool (A,)``) is True.
+
+        A dropped arc is fixed to 0: the TREE factor keeps the trees made of kept arcs
+        only, and a pairwise factor on a dropped arc, whose (1, 1) state no such tree
+        reaches, goes too. ``arc_rows`` and ``pair_rows`` keep pointing into the original
+        :class:`Parts`, so :meth:`to_parts` of the restricted graph is a structure of the
+        original parts (0 on what was dropped). Branch and bound
+        (:mod:`decoders.ad3_exact`) fixes arcs this way.
+        """
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != (self.n_arcs,):
+            raise ValueError(f"keep must have shape ({self.n_arcs},), got {keep.shape}")
+        arcs = np.flatnonzero(keep)
+        renumber = np.full(self.n_arcs, -1, dtype=np.int64)
+        renumber[arcs] = np.arange(arcs.shape[0])
+        pairs = np.flatnonzero(keep[self.pair_i] & keep[self.pair_j])
+        return FactorGraph(n=self.n, single_root=self.single_root, arc_h=self.arc_h[arcs],
+                           arc_m=self.arc_m[arcs], unary=self.unary[arcs],
+                           pair_i=renumber[self.pair_i[pairs]],
+                           pair_j=renumber[self.pair_j[pairs]],
+                           pair_score=self.pair_score[pairs], arc_rows=self.arc_rows[arcs],
+                           pair_rows=self.pair_rows[pairs], n_parts=self.n_parts)
+
     @property
     def n_arcs(self) -> int:
         return int(self.arc_h.shape[0])

@@ -1,0 +1,180 @@
+"""The order-2 decoders side by side (issue 13, item 2): the LP relaxation by HiGHS
+(``lp``) and by AD3 (``ad3``), and the two exact decoders, HiGHS's branch and bound
+(``ilp``) and branch and bound on AD3's bounds (``ad3-exact``, best first, its default,
+and depth first).
+
+One command::
+
+    python eval/decoders.py [--treebank sample|en_ewt] [--max-train N] [--max-dev N]
+                            [--epochs 2] [--max-heads 5] [--model PATH]
+
+Trains an order-2 model as ``eval/ad3_speed.py`` does (SSG, the ``lp`` decoder, pruned
+to ``--max-heads`` heads per word; with ``--model``, loads it from there if the file
+exists, else saves it there), computes every dev sentence's parts and scores once, then
+decodes them with each decoder, one core, timing the decoder calls only (CPU seconds).
+Per decoder: tokens/s, per-sentence median, 90th and 99th percentile and largest
+milliseconds, the share
+of sentences whose tree is certified optimal (``lp``: an integral LP; ``ad3``: its
+certificate; ``ilp``: no fallback; ``ad3-exact``: the search closed), mean AD3
+iterations and branch-and-bound nodes, UAS and LAS over all words, and, against
+``ilp``, the largest relative difference of the value ``|v - v_ilp| / max(1, |v_ilp|)``
+and the share of identical trees. Writes ``eval/results/decoders_<treebank>.{json,md}``
+with the command and ``uptime``'s load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from _common import REPO, RESULTS, single_thread, treebank, write_table
+
+single_thread()
+
+from polyparse.corpora.conllu_io import read_treebank  # noqa: E402
+from polyparse.decoders import make_decoder  # noqa: E402
+from polyparse.parser.evaluate import attachment_scores  # noqa: E402
+from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
+from polyparse.parser.training import without_lemmas  # noqa: E402
+
+DECODERS = {"lp": ("lp", {}), "ad3": ("ad3", {}), "ilp": ("ilp", {}),
+            "ad3-exact": ("ad3-exact", {}),
+            "ad3-exact depth-first": ("ad3-exact", {"node_order": "depth"})}
+
+
+def certified(name: str, stats: dict) -> bool:
+    """Whether the decoder proved its tree optimal."""
+    if name == "lp":
+        return bool(stats["integral"])
+    if name == "ilp":
+        return not stats["fallback"]
+    return bool(stats["certified"])
+
+
+def sentences(name: str, max_train: int | None, max_dev: int | None):
+    if name == "sample":
+        folder = REPO / "corpora" / "sample"
+        train, dev = (read_treebank(folder / "train.conllu"),
+                      read_treebank(folder / "dev.conllu"))
+    else:
+        train, dev = treebank(name)
+    return train[:max_train], dev[:max_dev]
+
+
+def model_for(args, train) -> tuple[Parser, str]:
+    """The order-2 parser (loaded from ``--model`` if it exists, else trained) and how."""
+    if args.model and Path(args.model).exists():
+        return Parser.load(args.model), f"loaded from {args.model}"
+    config = TrainConfig(trainer="ssg", decoder="lp", epochs=args.epochs,
+                         parts={"order": "2"}, pruner={"max_heads": args.max_heads},
+                         tokenizer=None, tagger=None, lemmatizer=None)
+    start = time.perf_counter()
+    parser = Parser.train(train, config)
+    how = (f"trained on {len(train)} sentences, SSG with the lp decoder, {args.epochs} "
+           f"epochs ({time.perf_counter() - start:.0f} s), pruned to {args.max_heads} heads")
+    if args.model:
+        parser.save(args.model)
+    return parser, how
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--treebank", default="sample")
+    ap.add_argument("--max-train", type=int, default=None)
+    ap.add_argument("--max-dev", type=int, default=None)
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--max-heads", type=int, default=5)
+    ap.add_argument("--model", default=None,
+                    help="model file: loaded if it exists, else the trained model is saved")
+    args = ap.parse_args()
+    train, dev = sentences(args.treebank, args.max_train, args.max_dev)
+    parser, how = model_for(args, train)
+    model = parser.model
+    problems = []
+    for sentence in dev:
+        seen = sentence if parser.config.uses_lemmas else without_lemmas(sentence)
+        example = model.example(seen)
+        scores = model.scores(example)
+        problems.append((example, scores.parts, scores.labels))
+    tokens = sum(len(s) for s in dev)
+    rows, values = [], {}
+    for label, (name, options) in DECODERS.items():
+        decoder = make_decoder(name, parser.config.single_root, **options)
+        decoder.decode(problems[0][0].parts, problems[0][1])      # compile before timing
+        load_before = os.getloadavg()[0]
+        results, seconds = [], []
+        for example, scores, _ in problems:
+            start = time.process_time()
+            results.append(decoder.decode(example.parts, scores))
+            seconds.append(time.process_time() - start)
+        load_after = os.getloadavg()[0]
+        predicted = [s.with_tree(r.heads, model.label_names(r.heads, example, labels))
+                     for s, r, (example, _, labels) in zip(dev, results, problems)]
+        scores = attachment_scores(dev, predicted).all_words
+        seconds = np.array(seconds)
+        stats = [r.stats for r in results]
+        values[label] = np.array([r.value if name != "lp" and name != "ad3"
+                                  else r.stats["rounded_value"] for r in results])
+        row = {"decoder": label, "options": options, "sentences": len(dev), "tokens": tokens,
+               "tokens_per_s": tokens / seconds.sum(), "seconds": float(seconds.sum()),
+               "median_ms": 1e3 * float(np.median(seconds)),
+               "p90_ms": 1e3 * float(np.percentile(seconds, 90)),
+               "p99_ms": 1e3 * float(np.percentile(seconds, 99)),
+               "max_ms": 1e3 * float(seconds.max()),
+               "certified": float(np.mean([certified(name, s) for s in stats])),
+               "uas": scores["uas"], "las": scores["las"],
+               "fallbacks": int(sum(bool(s.get("fallback")) for s in stats)),
+               "load": f"{load_before:.1f}-{load_after:.1f}"}
+        if name in ("ad3", "ad3-exact"):
+            row["iterations_mean"] = float(np.mean([s["iterations"] for s in stats]))
+        if name == "ad3-exact":
+            nodes = np.array([s["nodes"] for s in stats])
+            row.update(nodes_mean=float(nodes.mean()), nodes_max=int(nodes.max()),
+                       branched=float(np.mean(nodes > 0)))
+        if name == "ilp":
+            row["nodes_mean"] = float(np.mean([s["ilp_nodes"] or 0 for s in stats]))
+            ilp_heads = [r.heads for r in results]
+        rows.append(row)
+        rows[-1]["_results"] = results
+        print({k: v for k, v in row.items() if k != "_results"}, flush=True)
+    for row in rows:
+        results = row.pop("_results")
+        rel = (np.abs(values[row["decoder"]] - values["ilp"])
+               / np.maximum(1.0, np.abs(values["ilp"])))
+        row["rel_diff_max"] = float(rel.max())
+        row["rel_diff_max_text"] = f"{rel.max():.1e}"
+        row["same_tree_as_ilp"] = float(np.mean([np.array_equal(r.heads, h)
+                                                 for r, h in zip(results, ilp_heads)]))
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    command = "python eval/decoders.py " + " ".join(sys.argv[1:])
+    notes = (f"Command: `{command}`. Treebank {args.treebank}: order-2 model {how}; "
+             f"{len(dev)} dev sentences ({tokens} tokens). Decoding time only (CPU "
+             "seconds of the decoder calls, one core: OMP/BLAS/numba threads 1), parts "
+             "and scores computed beforehand; the per-sentence times are CPU "
+             "milliseconds too. `certified`: the share of sentences whose tree the decoder proved "
+             "optimal (lp: integral LP; ad3: integral and within tol of its dual bound; "
+             "ilp: no fallback; ad3-exact: the search closed). `max rel diff vs ilp`: of "
+             "the returned tree's score (for lp and ad3, the rounded tree's), "
+             "|v - v_ilp| / max(1, |v_ilp|). `load`: the 1-minute load average before and "
+             f"after the decoder's run (2 cores shared with other jobs); `uptime` at the "
+             f"end: {load}. UAS and LAS over all words, punctuation included.")
+    columns = [("decoder", "decoder"), ("tokens_per_s", "tokens/s"),
+               ("median_ms", "median ms"), ("p90_ms", "p90 ms"), ("p99_ms", "p99 ms"),
+               ("max_ms", "max ms"),
+               ("certified", "certified"), ("iterations_mean", "mean AD3 iter"),
+               ("nodes_mean", "mean B&B nodes"), ("nodes_max", "max nodes"),
+               ("fallbacks", "fallbacks"), ("uas", "UAS"), ("las", "LAS"),
+               ("rel_diff_max_text", "max rel diff vs ilp"),
+               ("same_tree_as_ilp", "same tree as ilp"), ("load", "load")]
+    write_table(RESULTS / f"decoders_{args.treebank}", "Order-2 decoders: relaxations and "
+                "exact decoding", rows, columns, notes)
+
+
+if __name__ == "__main__":
+    os.chdir(REPO)
+    main()
