@@ -4,7 +4,6 @@ the MST, and the command line."""
 
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 import pytest
