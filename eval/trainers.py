@@ -175,8 +175,15 @@ def main() -> None:
     ap.add_argument("--append", action="store_true",
                     help="add --trainers to an earlier run's rows in OUT.json (its first row "
                          "stays the reference and sets the budget); same data and options")
+    ap.add_argument("--replot", action="store_true",
+                    help="only draw OUT.png again from OUT.json")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    out = Path(args.out) if args.out else RESULTS / f"trainers_{args.treebank}_order{args.order}"
+    if args.replot:
+        plot([r for r in json.loads(out.with_suffix(".json").read_text())["rows"]
+              if "error" not in r], out)
+        return
     train, dev = treebank(args.treebank)
     train, dev = train[:args.max_train], dev[:args.max_dev]
     config = TrainConfig(decoder="ilp" if args.order != "1" else "mst", tagger=None,
@@ -207,7 +214,6 @@ def main() -> None:
         logging.info("%s: %s", name, {k: v for k, v in row.items() if k != "curve"})
         return row
 
-    out = Path(args.out) if args.out else RESULTS / f"trainers_{args.treebank}_order{args.order}"
     if args.append:            # an earlier run's rows: its first is the reference
         rows = [r for r in json.loads(out.with_suffix(".json").read_text())["rows"]
                 if r["trainer"] not in names[1:]]
