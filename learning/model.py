@@ -62,6 +62,24 @@ class Scores:
     gold: float = float("nan")
 
 
+@dataclass
+class ArcScores:
+    """The arc-factored scores of a sentence, each ``float64 (n + 1, n + 1)`` indexed
+    ``[h, m]`` (:meth:`LinearModel.arc_distribution`).
+
+    ``arcs``: the part score of each arc, without labels, ``-inf`` where it is not a
+    candidate (the diagonal, column 0, pruned arcs); ``best_labels``: the score of its
+    best label, and ``labels`` (``int64``) that label's id; ``label_log_partition``:
+    ``log sum_l exp(label score / T)`` at the temperature T asked for (``(0, 0)`` when
+    none was).
+    """
+
+    arcs: np.ndarray
+    best_labels: np.ndarray
+    labels: np.ndarray
+    label_log_partition: np.ndarray
+
+
 class LinearModel:
     """Part and label weights plus the frozen feature map and label set.
 
@@ -167,7 +185,15 @@ class LinearModel:
         """``(S, labels)``, both ``(n + 1, n + 1)``: ``S[h, m]`` the score of arc h -> m
         with its best label folded in (as :meth:`scores` does for an ARC row), ``-inf``
         for what is not a candidate arc (the diagonal, column 0, pruned arcs), and
-        ``labels[h, m]`` that label's id.
+        ``labels[h, m]`` that label's id (:meth:`arc_distribution`, without the labels'
+        log partition)."""
+        scores = self.arc_distribution(sentence, v=v)
+        return scores.arcs + scores.best_labels, scores.labels
+
+    def arc_distribution(self, sentence: Sentence, label_temperature: float = 0.0,
+                         v: np.ndarray | None = None) -> "ArcScores":
+        """Every arc's score, best label and (with ``label_temperature > 0``) the log
+        partition of its labels' softmax at that temperature, as :class:`ArcScores`.
 
         The features of the ``n^2`` arcs are hashed and weighed in one pass and never
         stored (:meth:`FeatureExtractor.arc_scores`): memory O(n^2), time O(n^2) times
@@ -182,21 +208,21 @@ class LinearModel:
         label_matrix = v[self.part_dim:].reshape(self.label_dim, len(self.labels))
         if len(sentence) < THREADED_WORDS:
             S = self.extractor.arc_scores(encoded, v[:self.part_dim])
-            best, labels = self.extractor.best_label_scores(encoded, label_matrix)
+            best, labels, log_partition = self.extractor.best_label_scores(
+                encoded, label_matrix, label_temperature)
         else:       # two GIL-free kernels of about the same cost, side by side
             with ThreadPoolExecutor(1) as pool:
                 with stops_to_main_thread():
                     label_job = pool.submit(self.extractor.best_label_scores, encoded,
-                                            label_matrix)
+                                            label_matrix, label_temperature)
                 S = self.extractor.arc_scores(encoded, v[:self.part_dim])
-                best, labels = label_job.result()
-        S += best
+                best, labels, log_partition = label_job.result()
         arcs = self.candidate_arcs(sentence)
         if arcs is not None:
             keep = np.zeros(S.shape, dtype=bool)
             keep[arcs[:, 0], arcs[:, 1]] = True
             S[~keep] = -np.inf
-        return S, labels
+        return ArcScores(S, best, labels, log_partition)
 
     # -- feature differences ----------------------------------------------------------
 
@@ -230,8 +256,13 @@ class LinearModel:
 
     def label_names(self, heads: np.ndarray, example: Example, labels: np.ndarray) -> list[str]:
         """Label strings of the tree ``heads`` given each arc row's best label."""
+        return [ROOT] + [self.labels[i] for i in labels[self.arc_rows(heads, example)]]
+
+    @staticmethod
+    def arc_rows(heads: np.ndarray, example: Example) -> np.ndarray:
+        """``int64 (n,)``: the ARC row of ``example`` of each word's arc in the tree
+        ``heads`` (every arc must be a candidate)."""
         arcs = example.parts.arcs
         row = np.full((len(heads), len(heads)), -1, dtype=np.int64)
         row[arcs[:, 0], arcs[:, 1]] = np.arange(len(arcs))
-        label_ids = labels[row[heads[1:], np.arange(1, len(heads))]]
-        return [ROOT] + [self.labels[i] for i in label_ids]
+        return row[heads[1:], np.arange(1, len(heads))]
