@@ -1,7 +1,7 @@
 """Calibration of ``parse --confidence`` and the certificates of ``parse --certify``
 (issue 14, items 4 and 5).
 
-    python eval/confidence.py [--treebank en_ewt] [--max-train N] [--epochs E]
+    python eval/confidence.py [--treebank en_ewt] [--max-train N] [--epochs E] [--model PATH]
                               [--order2-train N] [--order2-epochs E] [--order2-model PATH]
                               [--max-dev N]
 
@@ -100,19 +100,17 @@ def reliability(ax, confidence: np.ndarray, correct: np.ndarray, title: str) -> 
     ax.legend(fontsize=7, loc="upper left")
 
 
-def order2_parser(args, train) -> tuple[Parser, str]:
-    path = Path(args.order2_model) if args.order2_model else None
-    if path is not None and path.exists():
+def cached_parser(path: str | None, sentences: list, config: TrainConfig, how: str
+                  ) -> tuple[Parser, str]:
+    """The parser in ``path`` if that file exists, else one trained on ``sentences``
+    with ``config`` (and saved to ``path`` if given), and how it was made."""
+    if path is not None and Path(path).exists():
         return Parser.load(path), f"loaded from {path}"
     start = time.perf_counter()
-    sentences = train[:args.order2_train]
-    config = TrainConfig(trainer="ssg", decoder="lp", epochs=args.order2_epochs,
-                         parts={"order": "2"}, pruner={"max_heads": 5}, tokenizer=None)
     parser = Parser.train(sentences, config, progress=sys.stderr.isatty())
     if path is not None:
         parser.save(path)
-    return parser, (f"trained on the first {len(sentences)} sentences, SSG with the lp "
-                    f"decoder, {args.order2_epochs} epochs, pruned to 5 heads "
+    return parser, (f"trained on the first {len(sentences)} sentences, {how} "
                     f"({time.perf_counter() - start:.0f} s)")
 
 
@@ -122,6 +120,8 @@ def main() -> None:
     ap.add_argument("--max-train", type=int, default=None, metavar="N",
                     help="train the order-1 model on the first N sentences (default: all)")
     ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--model", default=None, metavar="PATH",
+                    help="load the order-1 model from PATH if it exists, else save it there")
     ap.add_argument("--order2-train", type=int, default=2000, metavar="N")
     ap.add_argument("--order2-epochs", type=int, default=2)
     ap.add_argument("--order2-model", default=None, metavar="PATH",
@@ -134,13 +134,14 @@ def main() -> None:
     dev = dev[:args.max_dev]
     fit_half, test_half = dev[0::2], dev[1::2]
 
-    start = time.perf_counter()
-    train1 = train[:args.max_train]
-    first = Parser.train(train1, TrainConfig(epochs=args.epochs, tokenizer=None),
-                         progress=sys.stderr.isatty())
-    first_how = (f"order 1 trained on the first {len(train1)} sentences, {args.epochs} "
-                 f"epochs ({time.perf_counter() - start:.0f} s)")
-    second, second_how = order2_parser(args, train)
+    first, first_how = cached_parser(
+        args.model, train[:args.max_train], TrainConfig(epochs=args.epochs, tokenizer=None),
+        f"SSG with mst, {args.epochs} epochs")
+    second, second_how = cached_parser(
+        args.order2_model, train[:args.order2_train],
+        TrainConfig(trainer="ssg", decoder="lp", epochs=args.order2_epochs,
+                    parts={"order": "2"}, pruner={"max_heads": 5}, tokenizer=None),
+        f"SSG with the lp decoder, {args.order2_epochs} epochs, pruned to 5 heads")
 
     rows, curves = [], {}
     for name, parser in (("order 1", first), ("order 2 (pruner marginals)", second)):
@@ -183,13 +184,13 @@ def main() -> None:
                ("ece_label_all_words", "ECE labels, all words (points)"),
                ("fit_s", "fit s"), ("load", "load")]
     notes = (f"Command: `{command}`. Treebank {args.treebank} ({how}), gold tags; "
-             f"{first_how}; order-2 model {second_how}. Dev split in two: the "
+             f"order-1 model {first_how}; order-2 model {second_how}. Dev split in two: the "
              f"{len(fit_half)} even-numbered sentences fit the temperatures (negative "
              f"log-likelihood of the gold labels given the gold arcs, then of the gold heads "
              f"under the marginals), the {len(test_half)} odd-numbered ones are measured. "
              f"ECE: {BINS} equal-width bins, in points (3.00 = 0.03). HeadProb is the "
-             "matrix-tree marginal of the predicted arc (single root) with labels summed "
-             "out; DeprelProb the softmax probability of the predicted label given that "
+             "matrix-tree marginal of the predicted arc (single root) under the arc scores "
+             "with their best labels folded in (the pruner's model at order 2); DeprelProb the softmax probability of the predicted label given that "
              "arc, so its calibration is measured on the words whose predicted head is "
              "right; the last ECE column scores it over all words (label right, whatever the "
              "head). `load`: 1-minute load average after the row (2 cores shared with "

@@ -431,17 +431,13 @@ def _features(ids, rows, table, salt, bits, valency):
 
 
 @njit(cache=True, nogil=True)
-def arc_scores(ids, table, salt, bits, W, temperature):
+def arc_scores(ids, table, salt, bits, W):
     """Scores of every arc ``(h, m)``, features hashed and weighed in one pass.
 
     ``scores[h, m] = max_l sum_f W[f, l]`` over the features f of arc (h, m) (those of
     :func:`part_features` on the row ``(ARC, h, m, -1)``) and ``labels[h, m]`` the first
     l reaching the maximum; with one column (``W`` of shape ``(2**bits, 1)``) that is the
-    arc's score ``F(x) w``. With ``temperature > 0`` also
-    ``log_partition[h, m] = log sum_l exp(sum_f W[f, l] / temperature)``, the log
-    normalizer of the softmax over the L outputs at that temperature (the labels of the
-    arc, marginalized: :mod:`learning.confidence`). No feature row is kept: memory is
-    O(n^2) for the outputs.
+    arc's score ``F(x) w``. No feature row is kept: memory is O(n^2) for the outputs.
 
     Work per arc is cut in two ways. (1) For each head the modifiers are visited
     outwards from it, so the distinct in-between values (and their counts) grow by one
@@ -469,14 +465,10 @@ def arc_scores(ids, table, salt, bits, W, temperature):
         As in :func:`part_features`.
     W : float64 (2**bits, L)
         Weights of each feature for each of L outputs.
-    temperature : float
-        Temperature of ``log_partition``; 0 (or less) skips it.
 
     Returns
     -------
-    scores : float64 (n + 1, n + 1), labels : int64 (n + 1, n + 1),
-    log_partition : float64 (n + 1, n + 1), ``-inf`` where ``scores`` is; ``(0, 0)``
-    without a temperature
+    scores : float64 (n + 1, n + 1), labels : int64 (n + 1, n + 1)
     """
     padded = _pad(ids)
     n = ids.shape[1] - 1
@@ -559,8 +551,6 @@ def arc_scores(ids, table, salt, bits, W, temperature):
 
     scores = np.full((n + 1, n + 1), -np.inf)
     labels = np.zeros((n + 1, n + 1), dtype=np.int64)
-    soft = temperature > 0.0
-    log_partition = np.full((n + 1, n + 1) if soft else (0, 0), -np.inf)
     acc = np.zeros(n_out)
     by_h = np.zeros(n_out)
     for h in range(n + 1):
@@ -624,11 +614,6 @@ def arc_scores(ids, table, salt, bits, W, temperature):
                         best = j
                 scores[h, m] = acc[best]
                 labels[h, m] = best
-                if soft:
-                    total = 0.0
-                    for j in range(n_out):
-                        total += np.exp((acc[j] - acc[best]) / temperature)
-                    log_partition[h, m] = acc[best] / temperature + np.log(total)
                 # word m is between h and the next modifier of this sweep
                 for t in range(n_templates):
                     if bfield[t] >= 0:
@@ -643,7 +628,7 @@ def arc_scores(ids, table, salt, bits, W, temperature):
                             event_old[t, n_events[t]] = c
                             n_events[t] += 1
                 m += step
-    return scores, labels, log_partition
+    return scores, labels
 
 
 @njit(cache=True)

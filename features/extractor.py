@@ -213,22 +213,18 @@ class FeatureExtractor:
         (``-inf`` on the diagonal and in column 0), computed without the feature rows of
         the ``n^2`` arcs (:func:`features._kernels.arc_scores`): O(n^2) memory."""
         table = PART_TEMPLATES[PartType.ARC]
-        scores, _, _ = table.arc_scores(encoded.ids, self.config.templates, self.config.bits,
+        scores, _ = table.arc_scores(encoded.ids, self.config.templates, self.config.bits,
                                      np.asarray(weights, dtype=np.float64).reshape(-1, 1))
         return scores
 
-    def best_label_scores(self, encoded: EncodedSentence, label_weights: np.ndarray,
-                          temperature: float = 0.0
-                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(scores, labels, log_partition)``, all ``(n + 1, n + 1)``: for every arc the
-        best label id under ``label_features(encoded, arcs) @ label_weights``, its score,
-        and with ``temperature > 0`` the log normalizer of the labels' softmax at that
-        temperature (empty for 0), computed without the feature rows of the ``n^2``
-        arcs (:func:`features._kernels.arc_scores`)."""
+    def best_label_scores(self, encoded: EncodedSentence, label_weights: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray]:
+        """``(scores, labels)``, both ``(n + 1, n + 1)``: for every arc the best label id
+        under ``label_features(encoded, arcs) @ label_weights`` and its score, computed
+        without the feature rows of the ``n^2`` arcs."""
         return LABEL_TEMPLATES.arc_scores(encoded.ids, self.config.templates,
                                           self.config.label_bits,
-                                          np.ascontiguousarray(label_weights, dtype=np.float64),
-                                          temperature)
+                                          np.ascontiguousarray(label_weights, dtype=np.float64))
 
     def to_json(self) -> dict:
         """``{"config": ..., "vocab": ...}``: plain JSON, no pickle."""

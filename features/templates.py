@@ -223,13 +223,10 @@ class PartTemplates:
         return self.kernel(ids, rows, self.tables[template_set], self.salt, bits)
 
     def arc_scores(self, ids: np.ndarray, template_set: str, bits: int,
-                   weights: np.ndarray, temperature: float = 0.0
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(scores, labels, log_partition)`` of every arc of the sentence under
-        ``weights`` (``(2**bits, L)``; ``log_partition`` at ``temperature``, empty for
-        0), without feature rows: :func:`features._kernels.arc_scores`."""
-        return K.arc_scores(ids, self.tables[template_set], self.salt, bits, weights,
-                            float(temperature))
+                   weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(scores, labels)`` of every arc of the sentence under ``weights``
+        (``(2**bits, L)``), without feature rows: :func:`features._kernels.arc_scores`."""
+        return K.arc_scores(ids, self.tables[template_set], self.salt, bits, weights)
 
 
 def with_direction(specs: list[str]) -> tuple[str, ...]:

@@ -3,29 +3,30 @@
 A linear model's scores are not log-probabilities, but dividing them by a temperature
 and normalizing gives a distribution whose one free parameter can be fitted on held-out
 data (temperature scaling, Guo, Pleiss, Sun, Weinberger 2017, "On Calibration of Modern
-Neural Networks", section 4.2). Here the distribution is the edge-factored one over
-labeled trees with two temperatures, one for the arcs' part scores ``a[h, m]`` and one
-for the label scores ``b[h, m, l]``:
+Neural Networks", section 4.2). Heads: the edge-factored distribution over trees
 
-    p(tree, labels) ∝ prod_{(h, m, l)} exp(a[h, m] / T_head + b[h, m, l] / T_label).
+    p(tree) ∝ exp(sum_{(h, m) in tree} S[h, m] / T_head),
 
-Summing out the labels leaves the arc-factored distribution over trees with arc weights
-``exp(a[h, m] / T_head + log sum_l exp(b[h, m, l] / T_label))``, whose arc marginals are
-given by the matrix-tree theorem (Koo, Globerson, Carreras, Collins 2007; Smith and
-Smith 2007; :func:`decoders.matrix_tree.arc_marginals`, single root when the model
-decodes so); given an arc, the label follows the softmax of ``b[h, m, :] / T_label``.
-The head probability of word m is the marginal of its predicted arc, its label
-probability that softmax at its predicted label.
+``S`` the model's arc scores with each arc's best label folded in (the scores the
+decoder maximizes, :meth:`LinearModel.arc_scores`), single-rooted when the model decodes
+so; the head probability of word m is the marginal of its predicted arc, given by the
+matrix-tree theorem (Koo, Globerson, Carreras, Collins 2007; Smith and Smith 2007;
+:func:`decoders.matrix_tree.arc_marginals`). Labels: given an arc, the softmax of its
+label scores divided by ``T_label``; the label probability is that of the predicted
+label. Summing the labels out of the arc weights instead (``exp(a / T + log sum_l exp(b_l
+/ T))``, the labelled-tree distribution's marginals) was measured and dropped: the model
+is trained with the best label folded in, not summed, and on 500 en_ewt dev sentences (a
+model of 2,000 training sentences) its marginals were worse calibrated at their best
+temperature (ECE 6.1 points against 1.6 for the folded scores).
 
 For a higher-order model the arc marginals are those of its first-order pruner's model
-(:class:`learning.pruning.Pruner`, stored in the model file) under the same formula, with
-``T_head`` fitted for it; the labels are the model's own (its label scores are
-arc-factored at every order).
+(:class:`learning.pruning.Pruner`, stored in the model file), with ``T_head`` fitted for
+them; the labels are the model's own (its label scores are arc-factored at every order).
 
-:func:`fit_temperatures` fits ``T_label`` first, on the negative log-likelihood of the gold
-labels given the gold arcs, then ``T_head`` on that of the gold heads under the marginals
-(the per-word distribution over heads whose top entry is reported), each by a bounded
-one-dimensional search over ``log T``.
+:func:`fit_temperatures` fits ``T_label`` on the negative log-likelihood of the gold
+labels given the gold arcs, and ``T_head`` on that of the gold heads under the marginals
+(the per-word distribution over heads whose entry at the predicted head is reported),
+each by a bounded one-dimensional search over ``log T``.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from scipy.special import logsumexp
 from polyparse.corpora.sentence import Sentence
 from polyparse.decoders.matrix_tree import reliable_marginals
 
-from .model import ArcScores, LinearModel
+from .model import LinearModel
 
 LOG_T_BOUNDS = (math.log(1e-3), math.log(1e6))
 """The range of ``log T`` searched by :func:`fit_temperatures` (a trained model's scores
@@ -74,64 +75,52 @@ def head_model(model: LinearModel) -> LinearModel:
     return model.pruner.model
 
 
-def head_marginals(scores: ArcScores, head_temperature: float, single_root: bool
-                   ) -> np.ndarray:
-    """``(n + 1, n + 1)`` arc marginals ``[h, m]`` of the labels-summed edge-factored
-    distribution (module docstring) of ``scores``, whose ``label_log_partition`` was
-    taken at the label temperature; ``decoders.matrix_tree.reliable_marginals`` heats
-    scores too sharp for float64."""
-    return reliable_marginals(scores.arcs / head_temperature + scores.label_log_partition,
-                              single_root)
+def head_marginals(S: np.ndarray, head_temperature: float, single_root: bool) -> np.ndarray:
+    """``(n + 1, n + 1)`` arc marginals ``[h, m]`` of ``p(tree) ∝ exp(sum S / T_head)``
+    (module docstring); :func:`decoders.matrix_tree.reliable_marginals` heats scores too
+    sharp for float64."""
+    return reliable_marginals(S / head_temperature, single_root)
 
 
-def label_log_partition(label_scores: np.ndarray, temperature: float) -> np.ndarray:
-    """``log sum_l exp(label_scores[k, l] / temperature)`` for every row ``k`` (an arc)
-    of ``label_scores`` (``(k, L)``): what :func:`features._kernels.arc_scores` computes
-    for all arcs at once."""
-    return logsumexp(label_scores / temperature, axis=1)
-
-
-def label_probabilities(chosen: np.ndarray, log_partition: np.ndarray, temperature: float
+def label_probabilities(label_scores: np.ndarray, chosen: np.ndarray, temperature: float
                         ) -> np.ndarray:
-    """The softmax probability at ``temperature`` of labels scored ``chosen`` on arcs whose
-    labels' log partition at that temperature is ``log_partition``
-    (:func:`label_log_partition`): ``exp(chosen / temperature - log_partition)``."""
-    return np.exp(chosen / temperature - log_partition)
+    """``softmax(label_scores[k] / temperature)[chosen[k]]`` for every row ``k`` (an arc)
+    of ``label_scores`` (``(k, L)``)."""
+    logits = label_scores / temperature
+    return np.exp(logits[np.arange(len(chosen)), chosen] - logsumexp(logits, axis=1))
 
 
 def fit_temperatures(model: LinearModel, sentences: Sequence[Sentence], single_root: bool
                      ) -> Temperatures:
-    """Temperatures minimizing the negative log-likelihood of the gold labels (given the
-    gold arcs) and then of the gold heads (under the marginals) of ``sentences`` (module
+    """Temperatures minimizing the negative log-likelihood of the gold labels given the
+    gold arcs, and of the gold heads under the marginals, of ``sentences`` (module
     docstring; Guo et al. 2017). ``sentences`` must have gold trees and be what the
-    model's features see (:meth:`parser.pipeline.Parser` drops lemmas as it parses)."""
+    model's features see (:meth:`parser.pipeline.Parser.fit_confidence` drops lemmas as
+    it parses)."""
     sentences = [s for s in sentences if len(s) > 0]
     if not sentences:
         raise ValueError("fitting temperatures needs sentences with gold trees")
-    label_rows, gold_labels = [], []
-    label_matrix = model.weights[model.part_dim:].reshape(model.label_dim, len(model.labels))
     ids = {label: i for i, label in enumerate(model.labels)}
+    label_rows, gold_labels = [], []
     for sentence in sentences:
         if not sentence.has_tree():
             raise ValueError(f"{sentence.source}:{sentence.first_line}: fitting temperatures "
                              "needs gold heads")
-        words = np.arange(1, len(sentence) + 1)
         gold = np.array([ids.get(label, -1) for label in sentence.deprels[1:]])
-        arcs = np.stack([sentence.heads[1:], words], axis=1)[gold >= 0]
-        features = model.extractor.label_features(model.extractor.encode(sentence), arcs)
-        label_rows.append(features @ label_matrix)
+        arcs = np.stack([sentence.heads[1:], np.arange(1, len(sentence) + 1)], axis=1)
+        label_rows.append(model.label_scores(sentence, arcs[gold >= 0]))
         gold_labels.append(gold[gold >= 0])
     rows, gold = np.concatenate(label_rows), np.concatenate(gold_labels)
     chosen = rows[np.arange(len(gold)), gold]
-    label_t = _fit(lambda t: -(chosen / t - label_log_partition(rows, t)).sum())
+    label_t = _fit(lambda t: -(chosen / t - logsumexp(rows / t, axis=1)).sum())
 
     heads_of = head_model(model)
-    scored = [(heads_of.arc_distribution(s, label_t), s.heads) for s in sentences]
+    scored = [(heads_of.arc_scores(s)[0], s.heads) for s in sentences]
 
     def head_nll(t: float) -> float:
         total = 0.0
-        for scores, heads in scored:
-            mu = head_marginals(scores, t, single_root)
+        for S, heads in scored:
+            mu = head_marginals(S, t, single_root)
             total -= np.log(np.maximum(mu[heads[1:], np.arange(1, len(heads))], 1e-300)).sum()
         return total
 

@@ -62,24 +62,6 @@ class Scores:
     gold: float = float("nan")
 
 
-@dataclass
-class ArcScores:
-    """The arc-factored scores of a sentence, each ``float64 (n + 1, n + 1)`` indexed
-    ``[h, m]`` (:meth:`LinearModel.arc_distribution`).
-
-    ``arcs``: the part score of each arc, without labels, ``-inf`` where it is not a
-    candidate (the diagonal, column 0, pruned arcs); ``best_labels``: the score of its
-    best label, and ``labels`` (``int64``) that label's id; ``label_log_partition``:
-    ``log sum_l exp(label score / T)`` at the temperature T asked for (``(0, 0)`` when
-    none was).
-    """
-
-    arcs: np.ndarray
-    best_labels: np.ndarray
-    labels: np.ndarray
-    label_log_partition: np.ndarray
-
-
 class LinearModel:
     """Part and label weights plus the frozen feature map and label set.
 
@@ -185,15 +167,7 @@ class LinearModel:
         """``(S, labels)``, both ``(n + 1, n + 1)``: ``S[h, m]`` the score of arc h -> m
         with its best label folded in (as :meth:`scores` does for an ARC row), ``-inf``
         for what is not a candidate arc (the diagonal, column 0, pruned arcs), and
-        ``labels[h, m]`` that label's id (:meth:`arc_distribution`, without the labels'
-        log partition)."""
-        scores = self.arc_distribution(sentence, v=v)
-        return scores.arcs + scores.best_labels, scores.labels
-
-    def arc_distribution(self, sentence: Sentence, label_temperature: float = 0.0,
-                         v: np.ndarray | None = None) -> "ArcScores":
-        """Every arc's score, best label and (with ``label_temperature > 0``) the log
-        partition of its labels' softmax at that temperature, as :class:`ArcScores`.
+        ``labels[h, m]`` that label's id.
 
         The features of the ``n^2`` arcs are hashed and weighed in one pass and never
         stored (:meth:`FeatureExtractor.arc_scores`): memory O(n^2), time O(n^2) times
@@ -208,21 +182,21 @@ class LinearModel:
         label_matrix = v[self.part_dim:].reshape(self.label_dim, len(self.labels))
         if len(sentence) < THREADED_WORDS:
             S = self.extractor.arc_scores(encoded, v[:self.part_dim])
-            best, labels, log_partition = self.extractor.best_label_scores(
-                encoded, label_matrix, label_temperature)
+            best, labels = self.extractor.best_label_scores(encoded, label_matrix)
         else:       # two GIL-free kernels of about the same cost, side by side
             with ThreadPoolExecutor(1) as pool:
                 with stops_to_main_thread():
                     label_job = pool.submit(self.extractor.best_label_scores, encoded,
-                                            label_matrix, label_temperature)
+                                            label_matrix)
                 S = self.extractor.arc_scores(encoded, v[:self.part_dim])
-                best, labels, log_partition = label_job.result()
+                best, labels = label_job.result()
+        S += best
         arcs = self.candidate_arcs(sentence)
         if arcs is not None:
             keep = np.zeros(S.shape, dtype=bool)
             keep[arcs[:, 0], arcs[:, 1]] = True
             S[~keep] = -np.inf
-        return ArcScores(S, best, labels, log_partition)
+        return S, labels
 
     # -- feature differences ----------------------------------------------------------
 
@@ -253,6 +227,13 @@ class LinearModel:
         return np.concatenate(pieces_i), np.concatenate(pieces_v)
 
     # -- parsing --------------------------------------------------------------------
+
+    def label_scores(self, sentence: Sentence, arcs: np.ndarray) -> np.ndarray:
+        """``(k, n_labels)`` scores of every label on each of the ``arcs`` (``(k, 2)``
+        rows ``(h, m)``) of ``sentence``, from their label feature rows."""
+        features = self.extractor.label_features(self.extractor.encode(sentence), arcs)
+        return features @ self.weights[self.part_dim:].reshape(self.label_dim,
+                                                                 len(self.labels))
 
     def label_names(self, heads: np.ndarray, example: Example, labels: np.ndarray) -> list[str]:
         """Label strings of the tree ``heads`` given each arc row's best label."""

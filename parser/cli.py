@@ -215,8 +215,8 @@ def _add_parse(sub) -> None:
                         "stage) and print on stderr the share certified optimal")
     p.add_argument("--confidence", action="store_true",
                    help="add HeadProb=p|DeprelProb=q to every word's MISC: the probability "
-                        "of its head (matrix-tree marginal; the pruner's at higher orders) "
-                        "and of its label given that arc (CoNLL-U only)")
+                        "of its head (matrix-tree marginal of the arc scores; the pruner's "
+                        "at higher orders) and of its label given that arc (CoNLL-U only)")
     p.add_argument("--confidence-temperature", default=None, metavar="T[,T_LABEL]",
                    help="temperatures dividing the arc scores and the label scores for "
                         "--confidence (one value: both; default 1), fitted on held-out "

@@ -26,8 +26,7 @@ from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, ROOT, Sentence
 from polyparse.corpora.tokenizer import Tokenizer
 from polyparse.decoders import Certificate, CertificateCounts, ScoredTree
 from polyparse.learning.confidence import (Temperatures, fit_temperatures, head_marginals,
-                                           head_model, label_log_partition,
-                                           label_probabilities)
+                                           head_model, label_probabilities)
 from polyparse.learning.examples import Examples
 from polyparse.learning.model import LinearModel
 from polyparse.learning.trainers import TrainReport, make_trainer
@@ -201,38 +200,30 @@ class Parser:
             return Analysis(sentence, Certificate("exact", 0.0), nothing, nothing)
         seen = self._seen(sentence)
         words = np.arange(1, n + 1)
-        label_t = confidence.label if confidence is not None else 0.0
-        head_scores = None
         if self.model.arc_factored:
             # O(n^2) memory: no feature rows and no part index for the n^2 arcs
-            head_scores = self.model.arc_distribution(seen, label_t)
-            result = self.decoder.decode_arcs(head_scores.arcs + head_scores.best_labels)
-            heads = result.heads
-            names = self._arc_label_names(heads, head_scores.labels)
-            if confidence is not None:
-                label_probs = label_probabilities(
-                    head_scores.best_labels[heads[1:], words],
-                    head_scores.label_log_partition[heads[1:], words], label_t)
+            S, labels = self.model.arc_scores(seen)
+            result = self.decoder.decode_arcs(S)
+            label_ids = labels[result.heads[1:], words]
         else:
             example = self.model.example(seen)
             scores = self.model.scores(example)
             result = self.decoder.decode(example.parts, scores.parts)
-            heads = result.heads
-            names = self.model.label_names(heads, example, scores.labels)
+            label_ids = scores.labels[self.model.arc_rows(result.heads, example)]
             if confidence is not None:
-                chosen = scores.label_scores[self.model.arc_rows(heads, example)]
-                label_probs = label_probabilities(chosen.max(axis=1),
-                                                  label_log_partition(chosen, label_t), label_t)
-                head_scores = head_model(self.model).arc_distribution(seen, label_t)
+                S, _ = head_model(self.model).arc_scores(seen)
+        heads = result.heads
         certificate = self.decoder.certificate(result)
         self.decodings.add(certificate)
-        parsed = sentence.with_tree(heads, names)
+        parsed = sentence.with_tree(heads, [ROOT] + [self.model.labels[i] for i in label_ids])
         if confidence is None:
             return Analysis(parsed, certificate)
-        marginals = head_marginals(head_scores, confidence.head, self.config.single_root)
+        marginals = head_marginals(S, confidence.head, self.config.single_root)
+        label_scores = self.model.label_scores(seen, np.stack([heads[1:], words], axis=1))
         return Analysis(parsed, certificate,
                         np.concatenate([[np.nan], marginals[heads[1:], words]]),
-                        np.concatenate([[np.nan], label_probs]))
+                        np.concatenate([[np.nan], label_probabilities(
+                            label_scores, label_ids, confidence.label)]))
 
     def fit_confidence(self, sentences: Sequence[Sentence]) -> Temperatures:
         """The temperatures of :func:`learning.confidence.fit_temperatures` on gold

@@ -1,11 +1,8 @@
-"""Confidence (``learning.confidence``, ``parse --confidence``): label-marginalized
-matrix-tree head marginals against every tree and labelling, the kernel's label log
-partition against dense label scores, the temperature fit, ECE, MISC, ``--jobs``, and
-bad values refused before any work."""
+"""Confidence (``learning.confidence``, ``parse --confidence``): matrix-tree head
+marginals against every tree, label probabilities, the temperature fit, ECE, MISC,
+``--jobs``, and bad values refused before any work."""
 
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 import pytest
@@ -13,33 +10,25 @@ from scipy.special import logsumexp
 
 from polyparse.learning.confidence import (Temperatures, expected_calibration_error,
                                            fit_temperatures, head_marginals,
-                                           label_log_partition, label_probabilities)
-from polyparse.learning.model import ArcScores
+                                           label_probabilities)
 from brute_force import all_trees
-
-
-def random_arc_scores(n, n_labels, rng):
-    """``ArcScores`` of random part and label scores, and the dense label scores."""
-    arcs = rng.normal(scale=2.0, size=(n + 1, n + 1))
-    arcs[:, 0] = -np.inf
-    arcs[np.arange(n + 1), np.arange(n + 1)] = -np.inf
-    labels = rng.normal(scale=2.0, size=(n + 1, n + 1, n_labels))
-    return arcs, labels
 
 
 @pytest.mark.parametrize("single_root", [True, False])
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
 def test_head_marginals_equal_the_sum_over_every_tree(n, single_root):
     rng = np.random.default_rng(n)
-    arcs, labels = random_arc_scores(n, 3, rng)
-    t_head, t_label = 1.7, 0.6
-    log_partition = label_log_partition(labels.reshape(-1, 3), t_label).reshape(n + 1, n + 1)
-    scores = ArcScores(arcs, labels.max(axis=2), labels.argmax(axis=2), log_partition)
-    mu = head_marginals(scores, t_head, single_root)
+    S = rng.normal(scale=3.0, size=(n + 1, n + 1))
+    S[:, 0] = -np.inf
+    S[np.arange(n + 1), np.arange(n + 1)] = -np.inf
+    if n >= 3:
+        S[2, 1] = -np.inf                       # a pruned arc: never in a tree
+    t = 1.7
+    mu = head_marginals(S, t, single_root)
     words = np.arange(1, n + 1)
     trees = all_trees(n, single_root)
-    # every tree's weight: its arcs' exp(a / T_head), each summed over its labels
-    log_w = (arcs / t_head + log_partition)[trees[:, 1:], words].sum(axis=1)
+    trees = trees[np.isfinite(S[trees[:, 1:], words]).all(axis=1)]
+    log_w = (S / t)[trees[:, 1:], words].sum(axis=1)
     p = np.exp(log_w - logsumexp(log_w))
     expected = np.zeros((n + 1, n + 1))
     for tree, weight in zip(trees, p):
@@ -48,53 +37,34 @@ def test_head_marginals_equal_the_sum_over_every_tree(n, single_root):
     np.testing.assert_allclose(mu[:, 1:].sum(axis=0), 1.0, atol=1e-10)
 
 
-def test_label_sum_equals_enumerating_every_labelling():
-    """n = 3, 2 labels: the labels summed out arc by arc (the log partition) give the
-    marginals of the joint distribution over labelled trees."""
-    n, n_labels = 3, 2
-    rng = np.random.default_rng(7)
-    arcs, labels = random_arc_scores(n, n_labels, rng)
-    log_partition = label_log_partition(labels.reshape(-1, n_labels), 1.3).reshape(n + 1, n + 1)
-    mu = head_marginals(ArcScores(arcs, labels.max(2), labels.argmax(2), log_partition),
-                        0.8, True)
-    words = np.arange(1, n + 1)
-    joint = {}
-    for tree in all_trees(n, True):
-        for labelling in itertools.product(range(n_labels), repeat=n):
-            joint[tuple(tree), labelling] = (arcs[tree[1:], words] / 0.8
-                                             + labels[tree[1:], words, labelling] / 1.3).sum()
-    z = logsumexp(list(joint.values()))
-    expected = np.zeros((n + 1, n + 1))
-    for (tree, _), score in joint.items():
-        expected[list(tree[1:]), words] += np.exp(score - z)
-    np.testing.assert_allclose(mu, expected, atol=1e-10)
-
-
 def test_label_probabilities_are_the_softmax():
     rows = np.array([[1.0, 2.0, 0.5], [0.0, 0.0, 3.0]])
-    chosen = rows[np.arange(2), [1, 0]]
-    p = label_probabilities(chosen, label_log_partition(rows, 2.0), 2.0)
+    p = label_probabilities(rows, np.array([1, 0]), 2.0)
     expected = [np.exp(1.0) / np.exp(rows[0] / 2).sum(), 1 / np.exp(rows[1] / 2).sum()]
     np.testing.assert_allclose(p, expected)
 
 
-def test_kernel_log_partition_equals_the_dense_label_scores(sample_model_path, sample_dev):
+def test_label_scores_pick_the_label_the_parser_writes(sample_model_path, sample_dev):
+    """DeprelProb is the probability of the written label: the dense label scores of the
+    chosen arcs have their maximum at the label the fused kernel chose."""
     from polyparse.parser.pipeline import Parser
 
-    model = Parser.load(sample_model_path).model
-    for sentence in sample_dev[:5]:
+    parser = Parser.load(sample_model_path)
+    model = parser.model
+    for sentence in sample_dev[:10]:
+        seen = parser._seen(sentence)
         n = len(sentence)
-        scores = model.arc_distribution(sentence, 300.0)
-        h, m = np.nonzero(np.isfinite(scores.arcs))
-        encoded = model.extractor.encode(sentence)
-        matrix = model.weights[model.part_dim:].reshape(model.label_dim, len(model.labels))
-        dense = model.extractor.label_features(encoded, np.stack([h, m], 1)) @ matrix
-        np.testing.assert_allclose(scores.label_log_partition[h, m],
-                                   label_log_partition(dense, 300.0), rtol=1e-10)
-        np.testing.assert_allclose(scores.best_labels[h, m], dense.max(axis=1), rtol=1e-10)
-        assert np.isneginf(scores.label_log_partition[np.arange(n + 1), np.arange(n + 1)]).all()
-        S, labels = model.arc_scores(sentence)
-        np.testing.assert_array_equal(S, scores.arcs + scores.best_labels)
+        analysis = parser.analyze(sentence, Temperatures(30.0, 7.0))
+        words = np.arange(1, n + 1)
+        heads = analysis.sentence.heads
+        rows = model.label_scores(seen, np.stack([heads[1:], words], axis=1))
+        chosen = [model.labels.index(label) for label in analysis.sentence.deprels[1:]]
+        np.testing.assert_array_equal(rows.argmax(axis=1), chosen)
+        np.testing.assert_allclose(analysis.label_probs[1:],
+                                   label_probabilities(rows, np.array(chosen), 7.0))
+        S, _ = model.arc_scores(seen)
+        np.testing.assert_allclose(analysis.head_probs[1:],
+                                   head_marginals(S, 30.0, True)[heads[1:], words])
 
 
 def test_fitted_temperatures_minimize_the_negative_log_likelihood(sample_model_path,
@@ -109,7 +79,7 @@ def test_fitted_temperatures_minimize_the_negative_log_likelihood(sample_model_p
     def head_nll(t):
         total = 0.0
         for s in dev:
-            mu = head_marginals(model.arc_distribution(s, fitted.label), t, True)
+            mu = head_marginals(model.arc_scores(s)[0], t, True)
             with np.errstate(divide="ignore"):          # T = 1: gold heads at p = 0
                 total -= np.log(mu[s.heads[1:], np.arange(1, len(s) + 1)]).sum()
         return total
