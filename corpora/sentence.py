@@ -8,7 +8,7 @@ so that writing a sentence back changes nothing but the predicted columns.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -23,6 +23,7 @@ and parsing costs O(n^2) memory and time or more in its length."""
 # CoNLL-U / CoNLL-X column positions (0-based) of the fields the parser predicts.
 HEAD_COLUMN = 6
 DEPREL_COLUMN = 7
+MISC_COLUMN = 9
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,27 @@ class Sentence:
         heads = heads.copy()
         heads[0] = -1
         return replace(self, heads=heads, deprels=deprels, lines=tuple(lines))
+
+    def with_misc(self, entries: Mapping[str, Sequence[str]]) -> "Sentence":
+        """A copy with the CoNLL-U MISC entries ``key=entries[key][i]`` on every
+        syntactic word ``i`` (each sequence of length ``n + 1``, entry 0 unused).
+
+        An entry of the same key already in MISC gets the new value where it stands;
+        the others are kept as they are, in their order, and the new keys follow them
+        (``_`` alone is replaced). No other column or line changes.
+        """
+        if any(len(values) != len(self.forms) for values in entries.values()):
+            raise ValueError("every MISC entry needs n + 1 values")
+        lines = list(self.lines)
+        for i in range(1, len(self.forms)):
+            j = int(self.word_lines[i])
+            cols = lines[j].split("\t")
+            given = [] if cols[MISC_COLUMN] == "_" else cols[MISC_COLUMN].split("|")
+            new = {key: f"{key}={values[i]}" for key, values in entries.items()}
+            kept = [new.pop(item.split("=", 1)[0], item) for item in given]
+            cols[MISC_COLUMN] = "|".join(kept + list(new.values()))
+            lines[j] = "\t".join(cols)
+        return replace(self, lines=tuple(lines))
 
     def with_comments(self, comments: Sequence[str], *, first: bool = True) -> "Sentence":
         """A copy with the comment lines ``comments`` (each starting with ``#``) added

@@ -9,8 +9,9 @@ import polyparse.corpora.cache  # noqa: F401  (numba's cache folder, before any 
 import importlib
 import pkgutil
 
-from .base import (DECODERS, Budget, DecodeResult, Decoder, ScoredTree, TimeLimitReached,
-                   decoder_class, hamming_cost, make_decoder, register)
+from .base import (CERTIFICATE_KINDS, DECODERS, Budget, Certificate, CertificateCounts,
+                   DecodeResult, Decoder, ScoredTree, TimeLimitReached, decoder_class,
+                   hamming_cost, make_decoder, register)
 from .declared import Declared, Option, OptionError
 from .parts import Parts, PartType, arc_parts
 
@@ -18,6 +19,7 @@ for _module in pkgutil.iter_modules(__path__):
     if not _module.name.startswith("_"):
         importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["DECODERS", "Budget", "DecodeResult", "Declared", "Decoder", "Option",
-           "OptionError", "Parts", "ScoredTree", "decoder_class", "make_decoder",
-           "PartType", "TimeLimitReached", "arc_parts", "hamming_cost", "register"]
+__all__ = ["CERTIFICATE_KINDS", "DECODERS", "Budget", "Certificate", "CertificateCounts",
+           "DecodeResult", "Declared", "Decoder", "Option", "OptionError", "Parts",
+           "ScoredTree", "decoder_class", "make_decoder", "PartType", "TimeLimitReached",
+           "arc_parts", "hamming_cost", "register"]

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _ad3_kernels
-from .base import DecodeResult, Decoder, register
+from .base import Certificate, DecodeResult, Decoder, register
 from .factor_graph import FactorGraph
 from .lp import round_relaxed
 from .mst import raise_for_status
@@ -116,6 +116,14 @@ class AD3Decoder(Decoder):
                  "integral": integral, "certified": certified, "fractional_arcs": fractional,
                  "rounded_value": rounded_value, "search_moves": moves}
         return DecodeResult(output=relaxed.output, heads=heads, value=value, stats=stats)
+
+    def certificate(self, result: DecodeResult) -> Certificate:
+        """``"lp-integral"`` when ``stats["certified"]`` (integral, and the dual value
+        meets the tree's score); else ``"rounded"`` with the dual value as the bound."""
+        stats = result.stats
+        if stats["certified"]:
+            return Certificate("lp-integral", stats["rounded_value"])
+        return Certificate("rounded", stats["rounded_value"], upper_bound=stats["dual_value"])
 
     def relax(self, graph: FactorGraph, scale: float, cutoff: float = -np.inf
               ) -> Relaxation:

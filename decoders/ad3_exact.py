@@ -33,7 +33,7 @@ import numpy as np
 
 from ._kernels import OK
 from .ad3 import AD3Decoder, score_scale
-from .base import Budget, DecodeResult, register
+from .base import Budget, Certificate, DecodeResult, register
 from .factor_graph import FactorGraph
 from .lp import round_relaxed
 from .mst import raise_for_status
@@ -156,6 +156,11 @@ class AD3ExactDecoder(AD3Decoder):
         output = parts.from_heads(best_heads)
         return DecodeResult(output=output, heads=best_heads, value=float(scores @ output),
                             stats=stats)
+
+    def certificate(self, result: DecodeResult) -> Certificate:
+        """``"exact"`` when the search closed (optimal within the slack), or
+        ``"time-limit"`` with the largest open or closed bound as the upper bound."""
+        return self.fallback_certificate(result) or Certificate("exact", result.value)
 
     def _slack(self, scale: float, incumbent: float) -> float:
         """How far above the incumbent's score a bound may lie and still close its

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from . import _kernels
-from .base import DecodeResult, Decoder, register, tree_result
+from .base import Certificate, DecodeResult, Decoder, register, tree_result
 from .mst import check_scores, raise_for_status
 from .parts import Parts
 
@@ -66,6 +66,10 @@ class EisnerDecoder(Decoder):
         output = parts.from_heads(heads)
         return DecodeResult(output=output, heads=heads, value=float(scores @ output),
                             stats={"time_decode": elapsed})
+
+    def certificate(self, result: DecodeResult) -> Certificate:
+        """``"eisner"``: optimal among projective trees for arc-factored scores."""
+        return Certificate("eisner", result.value)
 
     def decode_arcs(self, S: np.ndarray) -> DecodeResult:
         start = time.perf_counter()

@@ -14,7 +14,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import LinearConstraint, milp
 
-from .base import Budget, DecodeResult, Decoder, ScoredTree, TimeLimitReached, register
+from .base import (Budget, Certificate, DecodeResult, Decoder, ScoredTree, TimeLimitReached,
+                   register)
 from .formulation import FLOWS, Formulation, build_formulation
 from .lp import LPDecoder
 from .mst import MSTDecoder, fallback_result, round_to_tree
@@ -161,6 +162,11 @@ class ILPDecoder(Decoder):
             if incumbent is None or relaxed.stats["rounded_value"] > incumbent:
                 heads = relaxed.heads
         return self._result(parts, scores, heads, stats)
+
+    def certificate(self, result: DecodeResult) -> Certificate:
+        """``"exact"`` (an integral LP first or branch and bound to a zero gap), or
+        ``"time-limit"`` with the LP's value as the bound when it was solved."""
+        return self.fallback_certificate(result) or Certificate("exact", result.value)
 
     def kbest(self, parts: Parts, scores: np.ndarray, k: int) -> list[ScoredTree]:
         """The ``k`` best trees by no-good cuts: the first is :meth:`decode`'s; each next

@@ -15,7 +15,7 @@ import time
 import numpy as np
 from scipy.optimize import linprog
 
-from .base import Budget, DecodeResult, Decoder, TimeLimitReached, register
+from .base import Budget, Certificate, DecodeResult, Decoder, TimeLimitReached, register
 from .formulation import FLOWS, Formulation, build_formulation
 from .local_search import local_search
 from .mst import fallback_result, round_to_tree
@@ -175,6 +175,18 @@ class LPDecoder(Decoder):
 
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
         return self.decode_within(parts, scores, Budget(self.time_limit))
+
+    def certificate(self, result: DecodeResult) -> Certificate:
+        """``"time-limit"`` after a fallback; ``"lp-integral"`` when the LP's arcs are
+        integral (its tree is then optimal, :mod:`decoders.formulation`); else
+        ``"rounded"`` with the LP optimum as the upper bound."""
+        fallen = self.fallback_certificate(result)
+        if fallen is not None:
+            return fallen
+        stats = result.stats
+        if stats["integral"]:
+            return Certificate("lp-integral", stats["rounded_value"])
+        return Certificate("rounded", stats["rounded_value"], upper_bound=stats["lp_value"])
 
     def decode_within(self, parts: Parts, scores: np.ndarray, budget: Budget
                       ) -> DecodeResult:

@@ -92,7 +92,8 @@ def arc_marginals(S: np.ndarray, single_root: bool) -> tuple[np.ndarray, float]:
         L[0] = root
     else:
         L[np.diag_indices(n)] = words.sum(axis=0) + root
-    sign, logdet = np.linalg.slogdet(L)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a singular L: checked below
+        sign, logdet = np.linalg.slogdet(L)
     if sign <= 0 or not np.isfinite(logdet):
         chu_liu_edmonds(S, single_root)  # raises ValueError if no tree exists at all
         raise IllConditionedError("the Laplacian is numerically singular: the scores span "
@@ -150,7 +151,7 @@ def prune_arcs(S: np.ndarray, single_root: bool, threshold: float = 1e-4,
         raise ValueError(f"max_heads must be >= 1, got {max_heads}")
     S = check_scores(S)
     heads = chu_liu_edmonds(S, single_root)
-    marginals = _tempered_marginals(S, single_root)
+    marginals = reliable_marginals(S, single_root)
     n = S.shape[0] - 1
     words = np.arange(1, n + 1)
     priority = marginals[:, 1:].copy()  # priority[h, m - 1]
@@ -164,15 +165,17 @@ def prune_arcs(S: np.ndarray, single_root: bool, threshold: float = 1e-4,
     return np.stack([h, m + 1], axis=1).astype(np.int64)
 
 
-def _tempered_marginals(S: np.ndarray, single_root: bool) -> np.ndarray:
-    """:func:`arc_marginals` of ``S / 2^k`` for the smallest reliable ``k >= 0``."""
+def reliable_marginals(S: np.ndarray, single_root: bool) -> np.ndarray:
+    """:func:`arc_marginals` of ``S / 2^k`` for the smallest reliable ``k >= 0`` (the
+    marginals of ``S`` themselves when float64 holds them; a hotter, flatter distribution
+    only for scores hundreds of nats apart, logged at debug level)."""
     for k in range(_MAX_DOUBLINGS):
         try:
             marginals, _ = arc_marginals(np.ldexp(S, -k), single_root)
         except IllConditionedError:
             continue
         if k:
-            logger.debug("arc marginals too sharp for float64; pruned at temperature 2^%d", k)
+            logger.debug("arc marginals too sharp for float64; taken at temperature 2^%d", k)
         return marginals
     raise IllConditionedError("arc marginals unreliable even at temperature "
                               f"2^{_MAX_DOUBLINGS - 1}")

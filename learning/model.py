@@ -228,10 +228,22 @@ class LinearModel:
 
     # -- parsing --------------------------------------------------------------------
 
+    def label_scores(self, sentence: Sentence, arcs: np.ndarray) -> np.ndarray:
+        """``(k, n_labels)`` scores of every label on each of the ``arcs`` (``(k, 2)``
+        rows ``(h, m)``) of ``sentence``, from their label feature rows."""
+        features = self.extractor.label_features(self.extractor.encode(sentence), arcs)
+        return features @ self.weights[self.part_dim:].reshape(self.label_dim,
+                                                                 len(self.labels))
+
     def label_names(self, heads: np.ndarray, example: Example, labels: np.ndarray) -> list[str]:
         """Label strings of the tree ``heads`` given each arc row's best label."""
+        return [ROOT] + [self.labels[i] for i in labels[self.arc_rows(heads, example)]]
+
+    @staticmethod
+    def arc_rows(heads: np.ndarray, example: Example) -> np.ndarray:
+        """``int64 (n,)``: the ARC row of ``example`` of each word's arc in the tree
+        ``heads`` (every arc must be a candidate)."""
         arcs = example.parts.arcs
         row = np.full((len(heads), len(heads)), -1, dtype=np.int64)
         row[arcs[:, 0], arcs[:, 1]] = np.arange(len(arcs))
-        label_ids = labels[row[heads[1:], np.arange(1, len(heads))]]
-        return [ROOT] + [self.labels[i] for i in label_ids]
+        return row[heads[1:], np.arange(1, len(heads))]

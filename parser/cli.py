@@ -18,7 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from polyparse.corpora.conllu_io import read_conllu, read_treebank, write_conllu
+from polyparse.corpora.conllu_io import (CONLLX_SUFFIXES, read_conllu, read_treebank,
+                                         write_conllu)
 from polyparse.corpora.errors import CorpusError
 from polyparse.corpora.files import OutputError, atomic_write, check_writable, remove_unfinished
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS
@@ -207,6 +208,19 @@ def _add_parse(sub) -> None:
                         "if it has fewer), each copy with the comments '# kbest_rank = r' "
                         "and '# kbest_score = s' (the model's score of the tree); exact, "
                         "with the mst decoder (order 1) or ilp (any order)")
+    p.add_argument("--certify", action="store_true",
+                   help="add to each sentence the comment '# decoding = KIND; ...' saying "
+                        "how its tree was decoded (exact, lp-integral, mst, eisner: optimal; "
+                        "rounded, with the upper bound, score and gap; time-limit, with the "
+                        "stage) and print on stderr the share certified optimal")
+    p.add_argument("--confidence", action="store_true",
+                   help="add HeadProb=p|DeprelProb=q to every word's MISC: the probability "
+                        "of its head (matrix-tree marginal of the arc scores; the pruner's "
+                        "at higher orders) and of its label given that arc (CoNLL-U only)")
+    p.add_argument("--confidence-temperature", default=None, metavar="T[,T_LABEL]",
+                   help="temperatures dividing the arc scores and the label scores for "
+                        "--confidence (one value: both; default 1), fitted on held-out "
+                        "data as eval/confidence.py does")
     add_flags(p, DECODERS, "decoder options (with --decoder, or for the model's decoder; "
                            "each for the decoders in brackets)")
     p.set_defaults(run=_parse)
@@ -223,6 +237,11 @@ def _parse(args) -> None:
     fmt = _parse_format(args)
     if args.text is not None and fmt != "text":
         raise UsageError(f"--text is raw text; it cannot be read as {fmt}")
+    confidence = _confidence(args, fmt)
+    if args.kbest is not None and (args.certify or args.confidence):
+        raise UsageError("--kbest cannot go with --certify or --confidence: the k best "
+                         "trees are exact by construction and carry no certificate or "
+                         "confidence")
     _check_outputs(args.output)
     parser = Parser.load(args.model)
     name = args.decoder or parser.config.decoder
@@ -235,6 +254,10 @@ def _parse(args) -> None:
     if args.kbest is not None and not parser.decoder.gives_kbest:
         raise UsageError(f"--kbest: decoder {parser.decoder.name!r} cannot give the k best "
                          "trees; use --decoder mst (first-order models) or --decoder ilp")
+    if confidence is not None and not parser.model.arc_factored and parser.model.pruner is None:
+        raise UsageError(f"--confidence: {args.model} is a higher-order model without a "
+                         "first-order pruner, whose marginals give the head probabilities")
+    annotate = dict(kbest=args.kbest, certify=args.certify, confidence=confidence)
     name = "--text" if args.text is not None else args.input or "<stdin>"
     leading = None
     try:
@@ -244,13 +267,13 @@ def _parse(args) -> None:
             text = args.text if args.text is not None else _read_text(args.input)
             _warn_unseen_scripts(parser.tokenizer, text, name)
             parsed = parser.stream_text(text, jobs=args.jobs,
-                                        max_words=args.max_words or None, kbest=args.kbest)
+                                        max_words=args.max_words or None, **annotate)
         else:
             if args.retag:
                 parser.require("tagger", "tag words (--retag)")
             leading = _LeadingComments(_open_input(args.input))
             parsed = parser.parse(read_conllu(leading, fmt=fmt), retag=args.retag,
-                                  jobs=args.jobs, kbest=args.kbest)
+                                  jobs=args.jobs, **annotate)
         with (atomic_write(args.output) if args.output
               else contextlib.nullcontext(sys.stdout)) as out:
             if write_conllu(_progress(parsed), out) == 0:
@@ -270,6 +293,36 @@ def _parse(args) -> None:
     if parser.fallbacks:
         log.warning("%d sentence(s) ran out of the decoder's time limit and fell back to a "
                     "cheaper tree (MST or the rounded LP)", parser.fallbacks)
+    if args.certify:
+        print(parser.decodings.summary(), file=sys.stderr)
+
+
+def _confidence(args, fmt: str):
+    """The :class:`~learning.confidence.Temperatures` of ``--confidence`` (None without
+    it), checked before any work: one or two positive temperatures, and an output with
+    a MISC column (CoNLL-X has none)."""
+    from polyparse.learning.confidence import Temperatures
+
+    text = args.confidence_temperature
+    if not args.confidence:
+        if text is not None:
+            raise UsageError("--confidence-temperature is for --confidence")
+        return None
+    conllx = fmt == "conllx" or (fmt == "auto" and bool(args.input)
+                                 and Path(args.input).suffix.lower() in CONLLX_SUFFIXES)
+    if conllx:
+        raise UsageError("--confidence writes to the MISC column, which CoNLL-X does not "
+                         "have; give CoNLL-U or raw text")
+    if text is None:
+        return Temperatures()
+    try:
+        values = [float(value) for value in text.split(",")]
+        if len(values) not in (1, 2):
+            raise ValueError(f"{len(values)} values")
+        return Temperatures(values[0], values[-1])
+    except ValueError as error:
+        raise UsageError(f"--confidence-temperature takes one or two positive numbers "
+                         f"(arcs[,labels]), not {text!r}: {error}") from None
 
 
 PROGRESS_EVERY = 1000

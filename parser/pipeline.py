@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -24,9 +24,10 @@ import numpy as np
 
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, ROOT, Sentence
 from polyparse.corpora.tokenizer import Tokenizer
-from polyparse.decoders import ScoredTree
+from polyparse.decoders import Certificate, CertificateCounts, ScoredTree
+from polyparse.learning.confidence import (Temperatures, fit_temperatures, head_marginals,
+                                           head_model, label_probabilities)
 from polyparse.learning.examples import Examples
-from polyparse.learning.inference import predict
 from polyparse.learning.model import LinearModel
 from polyparse.learning.trainers import TrainReport, make_trainer
 
@@ -45,6 +46,44 @@ CHUNK = 64
 
 class MissingComponentError(ValueError):
     """The model lacks the tokenizer or the tagger that a request needs."""
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One parsed sentence and what is known of its tree (:meth:`Parser.analyze`).
+
+    Attributes
+    ----------
+    sentence:
+        The sentence with predicted HEAD and DEPREL (what :meth:`Parser.parse_one`
+        returns).
+    certificate:
+        How the tree was decoded (:class:`~decoders.base.Certificate`).
+    head_probs, label_probs:
+        ``float64 (n + 1,)`` (entry 0 NaN) with confidence asked for, else None: the
+        probability of each word's predicted head and of its label given that arc
+        (:mod:`learning.confidence`).
+    """
+
+    sentence: Sentence
+    certificate: Certificate
+    head_probs: np.ndarray | None = None
+    label_probs: np.ndarray | None = None
+
+    def annotated(self, certify: bool) -> Sentence:
+        """:attr:`sentence` as ``parse`` writes it: with ``certify`` the comment
+        ``# decoding = ...`` (:meth:`Certificate.comment`) after its own comments; with
+        probabilities, ``HeadProb=p|DeprelProb=q`` (four decimals) in MISC, the other
+        MISC entries kept."""
+        sentence = self.sentence
+        if certify:
+            sentence = sentence.with_comments([self.certificate.comment()])
+        if self.head_probs is not None:
+            sentence = sentence.with_misc({
+                key: [""] + [f"{p:.4f}" for p in probs[1:]]
+                for key, probs in (("HeadProb", self.head_probs),
+                                   ("DeprelProb", self.label_probs))})
+        return sentence
 
 
 class Parser:
@@ -67,9 +106,10 @@ class Parser:
     decoder:
         The decoder it parses with: the one it was trained with, or the one set by
         :meth:`use_decoder`.
-    fallbacks:
-        Sentences whose decoder ran out of its time limit and fell back to a cheaper
-        tree (``stats["fallback"]``), counted as sentences are parsed.
+    decodings:
+        :class:`~decoders.base.CertificateCounts` of the sentences parsed so far (worker
+        processes' included): how many per kind of :class:`~decoders.base.Certificate`,
+        and how many proven optimal.
     """
 
     def __init__(self, model: LinearModel, config: TrainConfig,
@@ -83,7 +123,13 @@ class Parser:
         self.lemmatizer = lemmatizer
         self.path: Path | None = None
         self.decoder = config_decoder(config)
-        self.fallbacks = 0
+        self.decodings = CertificateCounts()
+
+    @property
+    def fallbacks(self) -> int:
+        """Sentences whose decoder ran out of its time limit and fell back to a cheaper
+        tree (``stats["fallback"]``), counted as sentences are parsed."""
+        return self.decodings.kinds["time-limit"]
 
     def use_decoder(self, name: str | None = None, **options) -> None:
         """Parse with decoder ``name`` (default: the one the model was trained with) and
@@ -138,19 +184,52 @@ class Parser:
 
     def parse_one(self, sentence: Sentence) -> Sentence:
         """``sentence`` with predicted HEAD and DEPREL (its tags as given)."""
-        if len(sentence) == 0:
-            return sentence
+        return self.analyze(sentence).sentence
+
+    def analyze(self, sentence: Sentence, confidence: Temperatures | None = None
+                ) -> Analysis:
+        """Parse ``sentence`` (its tags as given) and say how its tree was decoded
+        (:meth:`~decoders.base.Decoder.certificate`, counted in :attr:`decodings`); with
+        ``confidence``, also each word's head and label probability at those
+        temperatures (:mod:`learning.confidence`: matrix-tree marginals of the model's
+        arcs at order 1, of its pruner's at higher orders)."""
+        n = len(sentence)
+        if n == 0:           # the one empty tree
+            self.decodings.add(Certificate("exact", 0.0))
+            nothing = None if confidence is None else np.full(1, np.nan)
+            return Analysis(sentence, Certificate("exact", 0.0), nothing, nothing)
+        seen = self._seen(sentence)
+        words = np.arange(1, n + 1)
         if self.model.arc_factored:
             # O(n^2) memory: no feature rows and no part index for the n^2 arcs
-            S, labels = self.model.arc_scores(self._seen(sentence))
+            S, labels = self.model.arc_scores(seen)
             result = self.decoder.decode_arcs(S)
-            names = self._arc_label_names(result.heads, labels)
+            label_ids = labels[result.heads[1:], words]
         else:
-            example = self.model.example(self._seen(sentence))
-            result, labels = predict(self.model, example, self.decoder)
-            names = self.model.label_names(result.heads, example, labels)
-        self.fallbacks += bool(result.stats.get("fallback"))
-        return sentence.with_tree(result.heads, names)
+            example = self.model.example(seen)
+            scores = self.model.scores(example)
+            result = self.decoder.decode(example.parts, scores.parts)
+            label_ids = scores.labels[self.model.arc_rows(result.heads, example)]
+            if confidence is not None:
+                S, _ = head_model(self.model).arc_scores(seen)
+        heads = result.heads
+        certificate = self.decoder.certificate(result)
+        self.decodings.add(certificate)
+        parsed = sentence.with_tree(heads, [ROOT] + [self.model.labels[i] for i in label_ids])
+        if confidence is None:
+            return Analysis(parsed, certificate)
+        marginals = head_marginals(S, confidence.head, self.config.single_root)
+        label_scores = self.model.label_scores(seen, np.stack([heads[1:], words], axis=1))
+        return Analysis(parsed, certificate,
+                        np.concatenate([[np.nan], marginals[heads[1:], words]]),
+                        np.concatenate([[np.nan], label_probabilities(
+                            label_scores, label_ids, confidence.label)]))
+
+    def fit_confidence(self, sentences: Sequence[Sentence]) -> Temperatures:
+        """The temperatures of :func:`learning.confidence.fit_temperatures` on gold
+        ``sentences`` (held out from training), as this parser's features see them."""
+        return fit_temperatures(self.model, [self._seen(s) for s in sentences],
+                                self.config.single_root)
 
     def parse_kbest(self, sentence: Sentence, k: int) -> list[Sentence]:
         """The ``k`` best trees of ``sentence`` (fewer when it has fewer), best first, as
@@ -188,7 +267,8 @@ class Parser:
         return [ROOT] + [self.model.labels[i] for i in label_ids]
 
     def parse(self, sentences: Iterable[Sentence], *, retag: bool = False,
-              jobs: int = 1, kbest: int | None = None) -> Iterator[Sentence]:
+              jobs: int = 1, kbest: int | None = None, certify: bool = False,
+              confidence: Temperatures | None = None) -> Iterator[Sentence]:
         """Parse a stream of sentences lazily, in order.
 
         Parameters
@@ -206,6 +286,14 @@ class Parser:
         kbest:
             Give each sentence's ``kbest`` best trees, in order, as :meth:`parse_kbest`
             does (the decoder must give them: ``ValueError`` otherwise, before any work).
+        certify:
+            Add the comment ``# decoding = ...`` of each sentence's
+            :class:`~decoders.base.Certificate` (:meth:`Analysis.annotated`); every
+            sentence's certificate is counted in :attr:`decodings` either way.
+        confidence:
+            Add ``HeadProb`` and ``DeprelProb`` to MISC, at these temperatures
+            (:meth:`analyze`). Neither this nor ``certify`` goes with ``kbest``
+            (``ValueError`` before any work).
         """
         if retag:
             self.require("tagger", "tag words")
@@ -218,11 +306,17 @@ class Parser:
                 raise ValueError(f"decoder {self.decoder.name!r} cannot give the k best "
                                  "trees (mst for first-order models and ilp for any order "
                                  "can)")
+            if certify or confidence is not None:
+                raise ValueError("k-best trees are exact by construction and carry no "
+                                 "certificate or confidence: drop certify and confidence "
+                                 "with kbest")
+        if confidence is not None:
+            head_model(self.model)           # a higher-order model needs its pruner
         chunks = _chunks(sentences, CHUNK)
         if jobs > 1:
-            return parse_in_processes(self, chunks, retag, jobs, kbest)
+            return parse_in_processes(self, chunks, jobs, retag, kbest, certify, confidence)
         return (parsed for chunk in chunks
-                for parsed in self.parse_chunk(chunk, retag, kbest))
+                for parsed in self.parse_chunk(chunk, retag, kbest, certify, confidence))
 
     def tag(self, sentences: Sequence[Sentence]) -> list[Sentence]:
         """Copies of ``sentences`` with the tagger's UPOS, XPOS and FEATS, and the
@@ -256,17 +350,19 @@ class Parser:
 
     def stream_text(self, text: str, *, id_prefix: str = "", jobs: int = 1,
                     max_words: int | None = MAX_SENTENCE_WORDS,
-                    kbest: int | None = None) -> Iterator[Sentence]:
+                    kbest: int | None = None, certify: bool = False,
+                    confidence: Temperatures | None = None) -> Iterator[Sentence]:
         """:meth:`parse_text`, lazily. Tokenizing starts when the first sentence is asked
         for and hands out sentences as it builds them
         (:meth:`~corpora.tokenizer.Tokenizer.iter_sentences`), so that with ``jobs > 1``
         the worker processes start, warm up and parse while this process tokenizes.
-        ``kbest``: each sentence's k best trees (:meth:`parse`)."""
+        ``kbest``, ``certify``, ``confidence``: as for :meth:`parse`."""
         self.require("tokenizer", "parse raw text")
         self.require("tagger", "parse raw text")
         return self.parse(self.tokenizer.iter_sentences(text, id_prefix=id_prefix,
                                                         max_words=max_words),
-                          retag=True, jobs=jobs, kbest=kbest)
+                          retag=True, jobs=jobs, kbest=kbest, certify=certify,
+                          confidence=confidence)
 
     def parse_tokens(self, sentences: Iterable[Sequence[str]]) -> list[Sentence]:
         """Tag (if the model has a tagger) and parse pre-tokenized sentences, each a
@@ -295,15 +391,17 @@ class Parser:
         where = f"{self.path}: " if self.path else ""
         raise MissingComponentError(f"{where}cannot {purpose}: {detail}")
 
-    def parse_chunk(self, chunk: list[Sentence], retag: bool,
-                    kbest: int | None = None) -> list[Sentence]:
+    def parse_chunk(self, chunk: list[Sentence], retag: bool, kbest: int | None = None,
+                    certify: bool = False, confidence: Temperatures | None = None
+                    ) -> list[Sentence]:
         """Tag (with ``retag``) and parse one chunk of sentences (with ``kbest``: the
-        copies of :meth:`parse_kbest`, one sentence after another)."""
+        copies of :meth:`parse_kbest`, one sentence after another; otherwise annotated
+        as ``certify`` and ``confidence`` ask, :meth:`parse`)."""
         if retag:
             chunk = self.tag(chunk)
         if kbest is not None:
             return [copy for s in chunk for copy in self.parse_kbest(s, kbest)]
-        return [self.parse_one(s) for s in chunk]
+        return [self.analyze(s, confidence).annotated(certify) for s in chunk]
 
     # -- files ----------------------------------------------------------------------
 

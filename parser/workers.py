@@ -10,16 +10,17 @@ from typing import TYPE_CHECKING, Iterator
 
 from polyparse.corpora.sentence import Sentence
 from polyparse.corpora.signals import end_pool, in_worker, stops_to_main_thread
+from polyparse.decoders import CertificateCounts
 
 if TYPE_CHECKING:
     from .pipeline import Parser
 
 
-def parse_in_processes(parser: "Parser", chunks: Iterator[list[Sentence]], retag: bool,
-                       jobs: int, kbest: int | None = None) -> Iterator[Sentence]:
-    """The parsed sentences of ``chunks``, in order (with ``kbest``, the k best trees of
-    each, :meth:`Parser.parse_kbest`); the workers' fallbacks are added to
-    ``parser.fallbacks``."""
+def parse_in_processes(parser: "Parser", chunks: Iterator[list[Sentence]], jobs: int,
+                       *options) -> Iterator[Sentence]:
+    """The parsed sentences of ``chunks``, in order, as :meth:`Parser.parse_chunk` gives
+    them for ``options`` (its arguments after the chunk: ``retag, kbest, certify,
+    confidence``); the workers' certificate counts are added to ``parser.decodings``."""
     global _WORKER
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
@@ -37,7 +38,7 @@ def parse_in_processes(parser: "Parser", chunks: Iterator[list[Sentence]], retag
     try:
         pending: deque = deque()
         for chunk in chunks:
-            pending.append(pool.apply_async(_parse_in_worker, (chunk, retag, kbest)))
+            pending.append(pool.apply_async(_parse_in_worker, (chunk, *options)))
             if len(pending) >= 2 * jobs:
                 yield from _collect(parser, pending.popleft().get())
         while pending:
@@ -61,9 +62,10 @@ def in_child(function, *args):
         end_pool(pool)
 
 
-def _collect(parser: "Parser", done: tuple[list[Sentence], int]) -> list[Sentence]:
-    parsed, fallbacks = done
-    parser.fallbacks += fallbacks
+def _collect(parser: "Parser", done: tuple[list[Sentence], CertificateCounts]
+             ) -> list[Sentence]:
+    parsed, counts = done
+    parser.decodings.merge(counts)
     return parsed
 
 
@@ -80,8 +82,8 @@ def _init_worker(cls: type, path: str | None) -> None:
     _WORKER.parse_chunk([Sentence.from_words(["Go", "."])], _WORKER.tagger is not None)
 
 
-def _parse_in_worker(chunk: list[Sentence], retag: bool,
-                     kbest: int | None) -> tuple[list[Sentence], int]:
-    before = _WORKER.fallbacks
-    parsed = _WORKER.parse_chunk(chunk, retag, kbest)
-    return parsed, _WORKER.fallbacks - before
+def _parse_in_worker(chunk: list[Sentence], *options
+                     ) -> tuple[list[Sentence], CertificateCounts]:
+    before = _WORKER.decodings.copy()
+    parsed = _WORKER.parse_chunk(chunk, *options)
+    return parsed, _WORKER.decodings.since(before)

@@ -111,7 +111,7 @@ def test_output_stopped_midway_keeps_earlier_output(command, sample_model_path, 
     out = tmp_path / "out"
     out.write_bytes(EARLIER)
     if command == "parse":      # the first chunk of sentences is written by then
-        signal_on_call(monkeypatch, pipeline.Parser, "parse_one", pipeline.CHUNK + 3,
+        signal_on_call(monkeypatch, pipeline.Parser, "analyze", pipeline.CHUNK + 3,
                        signal.SIGTERM)
         argv = ["parse", "--model", sample_model_path, "--input", SAMPLE / "dev.conllu",
                 "--output", out]
