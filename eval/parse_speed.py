@@ -1,0 +1,263 @@
+"""Parsing speed end to end, and where the time goes (issue 13, item 4).
+
+One command::
+
+    python eval/parse_speed.py [--treebank en_ewt] [--max-train 3000] [--epochs 2]
+                               [--max-heads 5] [--model PATH] [--decoders ad3,lp]
+                               [--out NAME]
+
+Trains an order-2 model on the gold tags of ``--max-train`` training sentences (SSG with
+the ``ad3`` decoder, pruned to ``--max-heads`` heads per word; with ``--model``, loads it
+from there if the file exists, else saves it there), then parses the whole dev set,
+CoNLL-U in, CoNLL-U out, with each decoder, one core (OMP/BLAS/numba threads 1), three
+times:
+
+* ``polyparse parse --model M --input dev.conllu --output OUT --decoder D`` as a child
+  process: its CPU seconds (user + system) and peak resident memory (``wait4``), model
+  loading, imports and loading the cached kernels included (a first run on five
+  sentences fills numba's cache);
+* in this process, the model loaded and the kernels warm: ``write_conllu(parser.parse(
+  read_conllu(dev)))`` timed in CPU seconds, the headline tokens/s;
+* the same with every stage's function wrapped by a CPU timer (exclusive time: a stage's
+  time excludes the stages called inside it), the breakdown.
+
+Writes ``eval/results/parse_speed_<treebank>.{json,md}`` (``--out`` to name it
+otherwise) with dev UAS/LAS, a digest of the output trees (equal digests: the same trees
+and labels), the command and ``uptime``'s load (the machine is shared: CPU time, not
+wall time). The parsed files stay in ``$TMPDIR/parse_speed/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import REPO, RESULTS, UD, single_thread, treebank, write_table
+
+single_thread()
+
+from polyparse.corpora import conllu_io  # noqa: E402
+from polyparse.corpora.conllu_io import read_conllu, write_conllu  # noqa: E402
+from polyparse.corpora.sentence import Sentence  # noqa: E402
+from polyparse.decoders import factor_graph, lp  # noqa: E402
+from polyparse.features.extractor import FeatureExtractor  # noqa: E402
+from polyparse.features.vocab import Vocabulary  # noqa: E402
+from polyparse.learning import model as model_module  # noqa: E402
+from polyparse.learning import pruning  # noqa: E402
+from polyparse.learning.model import LinearModel  # noqa: E402
+from polyparse.parser.evaluate import attachment_scores  # noqa: E402
+from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
+
+STAGES = [
+    # (stage, owner, attribute): the function whose exclusive CPU time is the stage's
+    ("writing", conllu_io, "_write"),
+    ("feature encoding", Vocabulary, "encode"),
+    ("pruning: arc scores", FeatureExtractor, "arc_scores"),
+    ("pruning: label scores", FeatureExtractor, "best_label_scores"),
+    ("pruning: marginals, MST", pruning, "prune_arcs"),
+    ("pruning: other", pruning.Pruner, "candidate_arcs"),
+    ("parts", model_module, "build_parts"),
+    ("part features", FeatureExtractor, "part_features"),
+    ("part features", FeatureExtractor, "label_features"),
+    ("scoring", LinearModel, "scores"),
+    ("factor graph / LP program", factor_graph.FactorGraph, "from_parts"),
+    ("factor graph / LP program", lp, "build_formulation"),
+    ("rounding", lp, "round_relaxed"),
+    ("labeling", LinearModel, "label_names"),
+    ("labeling", Sentence, "with_tree"),
+    ("other parsing", Parser, "parse_one"),
+]
+"""Where ``round_relaxed`` is imported into a decoder module, that module's name is
+wrapped too (:func:`instrument`); ``decoding`` is the decoder's own ``decode``."""
+
+
+class StageTimer:
+    """Exclusive CPU seconds per stage: time spent in a nested timed call is charged to
+    the inner stage only."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._stack: list[list] = []       # [stage, start, time of nested stages]
+
+    def wrap(self, stage: str, function):
+        def timed(*args, **kwargs):
+            self._stack.append([stage, time.process_time(), 0.0])
+            try:
+                return function(*args, **kwargs)
+            finally:
+                name, start, nested = self._stack.pop()
+                spent = time.process_time() - start
+                self.seconds[name] = self.seconds.get(name, 0.0) + spent - nested
+                if self._stack:
+                    self._stack[-1][2] += spent
+        return timed
+
+    def iterate(self, stage: str, iterable):
+        """``iterable`` with each ``next`` charged to ``stage``."""
+        iterator = iter(iterable)
+        step = self.wrap(stage, lambda: next(iterator, StopIteration))
+        while (item := step()) is not StopIteration:
+            yield item
+
+
+def instrument(timer: StageTimer, decoder_class: type) -> list:
+    """Wrap every function of :data:`STAGES` and the decoder's ``decode``; returns what
+    to restore."""
+    module = sys.modules[decoder_class.__module__]
+    targets = list(STAGES) + [("decoding", decoder_class, "decode")]
+    if module is not lp and hasattr(module, "round_relaxed"):
+        targets.append(("rounding", module, "round_relaxed"))
+    restore = []
+    for stage, owner, name in targets:
+        original = owner.__dict__[name]
+        function = original.__func__ if isinstance(original, classmethod) else original
+        wrapped = timer.wrap(stage, function)
+        setattr(owner, name, classmethod(wrapped) if isinstance(original, classmethod)
+                else wrapped)
+        restore.append((owner, name, original))
+    return restore
+
+
+def parse_file(parser: Parser, dev: Path, out: Path, timer: StageTimer | None = None
+               ) -> float:
+    """CPU seconds to parse ``dev`` into ``out`` (with ``timer``: reading timed too)."""
+    start = time.process_time()
+    sentences = read_conllu(dev)
+    if timer is not None:
+        sentences = timer.iterate("reading", sentences)
+    write_conllu(parser.parse(sentences), out)
+    return time.process_time() - start
+
+
+def run_cli(model: Path, dev: Path, out: Path, decoder: str) -> dict:
+    """``polyparse parse`` in a child process: its CPU seconds and peak memory."""
+    command = [sys.executable, "-m", "polyparse.parser.cli", "parse", "--model", str(model),
+               "--input", str(dev), "--output", str(out), "--decoder", decoder]
+    start = time.perf_counter()
+    child = subprocess.Popen(command, env=dict(os.environ))
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        sys.exit(f"{' '.join(command)} failed with status {child.returncode}")
+    return {"cli_cpu_s": usage.ru_utime + usage.ru_stime,
+            "cli_wall_s": time.perf_counter() - start,
+            "cli_peak_mb": usage.ru_maxrss / 1024}
+
+
+def digest(path: Path) -> str:
+    """SHA-256 of the HEAD and DEPREL columns of ``path``'s word lines (12 hex digits)."""
+    h = hashlib.sha256()
+    for sentence in read_conllu(path):
+        h.update(" ".join(f"{head}:{rel}" for head, rel
+                          in zip(sentence.heads[1:], sentence.deprels[1:])).encode())
+    return h.hexdigest()[:12]
+
+
+def model_for(args) -> tuple[Path, str]:
+    """The model file (trained and saved first unless ``--model`` exists) and how it was
+    made."""
+    path = Path(args.model or Path(tempfile.gettempdir()) / f"parse_speed_{args.treebank}.npz")
+    if path.exists():
+        return path, f"loaded from {path}"
+    train, _ = treebank(args.treebank)
+    train = train[:args.max_train]
+    config = TrainConfig(trainer="ssg", decoder="ad3", epochs=args.epochs,
+                         parts={"order": "2"}, pruner={"max_heads": args.max_heads},
+                         tokenizer=None, tagger=None, lemmatizer=None)
+    start = time.perf_counter()
+    Parser.train(train, config).save(path)
+    return path, (f"trained on {len(train)} sentences' gold tags, SSG with the ad3 decoder, "
+                  f"{args.epochs} epochs ({time.perf_counter() - start:.0f} s), pruned to "
+                  f"{args.max_heads} heads, saved to {path}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--treebank", default="en_ewt")
+    ap.add_argument("--max-train", type=int, default=3000)
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--max-heads", type=int, default=5)
+    ap.add_argument("--model", default=None,
+                    help="model file: loaded if it exists, else the trained model is saved")
+    ap.add_argument("--decoders", default="ad3,lp")
+    ap.add_argument("--out", default=None, help="result name (default parse_speed_<treebank>)")
+    args = ap.parse_args()
+    model_path, how = model_for(args)
+    dev_path = UD / args.treebank / "dev.conllu"
+    gold = list(read_conllu(dev_path))
+    tokens = sum(len(s) for s in gold)
+    outputs = Path(tempfile.gettempdir()) / "parse_speed"
+    outputs.mkdir(exist_ok=True)
+    warm_path = outputs / "warm.conllu"
+    write_conllu(gold[:5], warm_path)
+    parser = Parser.load(model_path)
+    rows = []
+    for decoder in args.decoders.split(","):
+        out = outputs / f"{args.treebank}_{decoder}.conllu"
+        row = {"decoder": decoder, "sentences": len(gold), "tokens": tokens}
+        run_cli(model_path, warm_path, out, decoder)       # numba's cache filled first
+        row.update(run_cli(model_path, dev_path, out, decoder))
+        row["cli_tokens_per_s"] = tokens / row["cli_cpu_s"]
+        row["digest"] = digest(out)
+        parser.use_decoder(decoder)
+        list(parser.parse(gold[:2]))                     # kernels loaded before timing
+        load_before = os.getloadavg()[0]
+        row["cpu_s"] = parse_file(parser, dev_path, out)
+        row["tokens_per_s"] = tokens / row["cpu_s"]
+        timer = StageTimer()
+        restore = instrument(timer, type(parser.decoder))
+        try:
+            row["timed_cpu_s"] = parse_file(parser, dev_path, out, timer)
+        finally:
+            for owner, name, original in reversed(restore):
+                setattr(owner, name, original)
+        row["load"] = f"{load_before:.1f}-{os.getloadavg()[0]:.1f}"
+        row["stages"] = dict(sorted(timer.seconds.items(), key=lambda kv: -kv[1]))
+        if digest(out) != row["digest"]:
+            sys.exit(f"{decoder}: the in-process parse differs from polyparse parse's")
+        scores = attachment_scores(gold, list(read_conllu(out))).all_words
+        row.update(uas=scores["uas"], las=scores["las"])
+        print({k: v for k, v in row.items()}, flush=True)
+        rows.append(row)
+    stages = list(dict.fromkeys(s for row in rows for s in row["stages"]))
+    for row in rows:
+        row["accounted"] = sum(row["stages"].values()) / row["timed_cpu_s"]
+    breakdown = ["", "CPU seconds by stage (exclusive), instrumented run:", "",
+                 "| stage | " + " | ".join(r["decoder"] for r in rows) + " |",
+                 "|---|" + "---|" * len(rows)]
+    for stage in stages:
+        breakdown.append(f"| {stage} | " + " | ".join(
+            f"{r['stages'].get(stage, 0.0):.2f} ({100 * r['stages'].get(stage, 0.0) / r['timed_cpu_s']:.0f}%)"
+            for r in rows) + " |")
+    breakdown.append("| total (instrumented) | " + " | ".join(
+        f"{r['timed_cpu_s']:.2f}" for r in rows) + " |")
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    command = "python eval/parse_speed.py " + " ".join(sys.argv[1:])
+    notes = (f"Command: `{command}`. Treebank {args.treebank}: order-2 model {how}. Dev: "
+             f"{len(gold)} sentences, {tokens} tokens, gold tags. One core (OMP/BLAS/numba "
+             "threads 1), CPU seconds. `tokens/s`: `write_conllu(parser.parse(read_conllu("
+             "dev)), out)` in one process with the model loaded and the kernels warm. "
+             "`polyparse parse`: the command as a child process, everything included "
+             "(imports, loading the model and the cached kernels), and its peak resident "
+             f"memory. `load`: 1-minute load average before and after; `uptime` at the end: "
+             f"{load}. UAS and LAS over all words, punctuation included; `trees`: digest of "
+             "the output's HEAD and DEPREL columns.")
+    columns = [("decoder", "decoder"), ("tokens_per_s", "tokens/s"), ("cpu_s", "CPU s"),
+               ("cli_tokens_per_s", "polyparse parse tokens/s"),
+               ("cli_cpu_s", "polyparse parse CPU s"), ("cli_peak_mb", "peak MB"),
+               ("uas", "UAS"), ("las", "LAS"), ("digest", "trees"), ("load", "load")]
+    out = RESULTS / (args.out or f"parse_speed_{args.treebank}")
+    write_table(out, "Parsing speed end to end, order 2", rows, columns, notes)
+    with out.with_suffix(".md").open("a") as md:
+        md.write("\n".join(breakdown) + "\n")
+
+
+if __name__ == "__main__":
+    os.chdir(REPO)
+    main()
