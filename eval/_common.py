@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
 import sys
 from pathlib import Path
 
@@ -70,6 +71,25 @@ def treebank(name: str, held_out: float = 0.2):
     """``(train, dev)`` of :func:`split`."""
     train, dev, _ = split(name, held_out)
     return train, dev
+
+
+def treebank_or_sample(name: str, max_train: int | None = None,
+                       max_dev: int | None = None):
+    """``(train, dev)`` of :func:`treebank`, or of the repository's sample treebank for
+    ``"sample"``, each cut to its first ``max_*`` sentences."""
+    if name == "sample":
+        from polyparse.corpora.conllu_io import read_treebank
+        folder = REPO / "corpora" / "sample"
+        train, dev = (read_treebank(folder / "train.conllu"),
+                      read_treebank(folder / "dev.conllu"))
+    else:
+        train, dev = treebank(name)
+    return train[:max_train], dev[:max_dev]
+
+
+def uptime() -> str:
+    """``uptime``'s line: the machine's load, for result tables."""
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def write_table(out: Path, title: str, rows: list[dict], columns: list[tuple[str, str]],

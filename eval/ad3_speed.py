@@ -22,31 +22,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 
 import numpy as np
-from _common import REPO, RESULTS, single_thread, treebank, write_table
+from _common import REPO, RESULTS, single_thread, treebank_or_sample, uptime, write_table
 
 single_thread()
 
-from polyparse.corpora.conllu_io import read_treebank  # noqa: E402
 from polyparse.decoders import make_decoder  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 DECODERS = {"lp": ("lp", {}), "ad3": ("ad3", {}),
             "ad3-turbo": ("ad3", {"tol": 1e-3, "max_iter": 500})}
-
-
-def sentences(name: str, max_train: int | None, max_dev: int | None):
-    if name == "sample":
-        folder = REPO / "corpora" / "sample"
-        train, dev = (read_treebank(folder / "train.conllu"),
-                      read_treebank(folder / "dev.conllu"))
-    else:
-        train, dev = treebank(name)
-    return train[:max_train], dev[:max_dev]
 
 
 def main() -> None:
@@ -59,7 +47,7 @@ def main() -> None:
     ap.add_argument("--out", default="ad3_speed",
                     help="results file name in eval/results (without suffix)")
     args = ap.parse_args()
-    train, dev = sentences(args.treebank, args.max_train, args.max_dev)
+    train, dev = treebank_or_sample(args.treebank, args.max_train, args.max_dev)
     config = TrainConfig(trainer="ssg", decoder="lp", epochs=args.epochs,
                          parts={"order": "2"}, pruner={"max_heads": args.max_heads},
                          tokenizer=None, tagger=None, lemmatizer=None)
@@ -115,7 +103,7 @@ def main() -> None:
         rows_results[label] = results
         rows.append(row)
         print(row, flush=True)
-    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    load = uptime()
     command = "python eval/ad3_speed.py " + " ".join(sys.argv[1:])
     notes = (f"Command: `{command}`. Treebank {args.treebank}: {len(train)} training "
              f"sentences, order 2, SSG with the lp decoder, {args.epochs} epochs "

@@ -26,14 +26,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from _common import RESULTS, single_thread, split, write_table
+from _common import RESULTS, single_thread, split, uptime, write_table
 
 single_thread()
 
@@ -173,7 +172,7 @@ def main() -> None:
         certify_rows.append(row)
         print(row["summary"], file=sys.stderr)
 
-    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    at_end = uptime()
     out = RESULTS / f"confidence_{args.treebank}"
     plot(curves, out.with_suffix(".png"))
     columns = [("model", "model"), ("temperatures", "temperatures"), ("t_head", "T head"),
@@ -194,7 +193,7 @@ def main() -> None:
              "arc, so its calibration is measured on the words whose predicted head is "
              "right; the last ECE column scores it over all words (label right, whatever the "
              "head). `load`: 1-minute load average after the row (2 cores shared with "
-             f"other jobs); `uptime` at the end: {uptime}. Reliability diagrams: "
+             f"other jobs); `uptime` at the end: {at_end}. Reliability diagrams: "
              f"`{out.name}.png`.")
     certify_columns = ([("decoder", "decoder"), ("sentences", "sentences"),
                         ("certified optimal", "certified optimal %")]

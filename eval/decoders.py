@@ -26,17 +26,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from _common import REPO, RESULTS, single_thread, treebank, write_table
+from _common import REPO, RESULTS, single_thread, treebank_or_sample, uptime, write_table
 
 single_thread()
 
-from polyparse.corpora.conllu_io import read_treebank  # noqa: E402
 from polyparse.decoders import make_decoder  # noqa: E402
 from polyparse.parser.evaluate import attachment_scores  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
@@ -54,16 +52,6 @@ def certified(name: str, stats: dict) -> bool:
     if name == "ilp":
         return not stats["fallback"]
     return bool(stats["certified"])
-
-
-def sentences(name: str, max_train: int | None, max_dev: int | None):
-    if name == "sample":
-        folder = REPO / "corpora" / "sample"
-        train, dev = (read_treebank(folder / "train.conllu"),
-                      read_treebank(folder / "dev.conllu"))
-    else:
-        train, dev = treebank(name)
-    return train[:max_train], dev[:max_dev]
 
 
 def model_for(args, train) -> tuple[Parser, str]:
@@ -92,7 +80,7 @@ def main() -> None:
     ap.add_argument("--model", default=None,
                     help="model file: loaded if it exists, else the trained model is saved")
     args = ap.parse_args()
-    train, dev = sentences(args.treebank, args.max_train, args.max_dev)
+    train, dev = treebank_or_sample(args.treebank, args.max_train, args.max_dev)
     parser, how = model_for(args, train)
     model = parser.model
     problems = []
@@ -150,7 +138,7 @@ def main() -> None:
         row["rel_diff_max_text"] = f"{rel.max():.1e}"
         row["same_tree_as_ilp"] = float(np.mean([np.array_equal(r.heads, h)
                                                  for r, h in zip(results, ilp_heads)]))
-    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    load = uptime()
     command = "python eval/decoders.py " + " ".join(sys.argv[1:])
     notes = (f"Command: `{command}`. Treebank {args.treebank}: order-2 model {how}; "
              f"{len(dev)} dev sentences ({tokens} tokens). Decoding time only (CPU "

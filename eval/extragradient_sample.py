@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import REPO, RESULTS, machine, single_thread
+from _common import REPO, RESULTS, machine, single_thread, uptime
 
 single_thread()
 
@@ -37,10 +37,6 @@ from polyparse.corpora.conllu_io import read_treebank  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 SAMPLE = REPO / "corpora" / "sample"
-
-
-def uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def train_cli(name: str, flags: list[str], folder: Path) -> dict:

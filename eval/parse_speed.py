@@ -38,7 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import REPO, RESULTS, UD, single_thread, treebank, write_table
+from _common import REPO, RESULTS, UD, single_thread, treebank, uptime, write_table
 
 single_thread()
 
@@ -237,7 +237,7 @@ def main() -> None:
             for r in rows) + " |")
     breakdown.append("| total (instrumented) | " + " | ".join(
         f"{r['timed_cpu_s']:.2f}" for r in rows) + " |")
-    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    load = uptime()
     command = "python eval/parse_speed.py " + " ".join(sys.argv[1:])
     notes = (f"Command: `{command}`. Treebank {args.treebank}: order-2 model {how}. Dev: "
              f"{len(gold)} sentences, {tokens} tokens, gold tags. One core (OMP/BLAS/numba "
