@@ -29,8 +29,8 @@ reported convergence certifies the LP value (with their rule the value was off b
 import numpy as np
 from numba import njit
 
-from ._factor_kernels import arc_matrix, tree_value
-from ._kernels import OK, mst_heads
+from ._factor_kernels import arc_matrix
+from ._kernels import OK, mst_heads, tree_value
 
 #: Largest active set of the TREE factor's QP (trees kept at once).
 MAX_ACTIVE = 64

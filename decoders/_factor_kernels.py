@@ -15,7 +15,7 @@ become soft max-marginals (what a variable's soft message is made of).
 import numpy as np
 from numba import njit
 
-from ._kernels import OK, mst_heads
+from ._kernels import OK, mst_heads, tree_value
 
 
 @njit(cache=True)
@@ -102,15 +102,6 @@ def arc_matrix(n, arc_h, arc_m, theta):
     for a in range(arc_h.shape[0]):
         S[arc_h[a], arc_m[a]] = theta[a]
     return S
-
-
-@njit(cache=True)
-def tree_value(S, heads):
-    """Score ``sum_m S[heads[m], m]`` of the tree ``heads``."""
-    total = 0.0
-    for m in range(1, heads.shape[0]):
-        total += S[heads[m], m]
-    return total
 
 
 @njit(cache=True)

@@ -562,7 +562,8 @@ def _room(rows, n):
 
 
 @njit(cache=True)
-def _tree_score(S, heads):
+def tree_value(S, heads):
+    """Score ``sum_m S[heads[m], m]`` of the tree ``heads``."""
     total = 0.0
     for m in range(1, heads.shape[0]):
         total += S[heads[m], m]
@@ -630,7 +631,7 @@ def _rest(S, Q, sub, tree, single_root, mods, n_mods, trees, n_trees, items, n_i
     as a fresh subproblem) and with d (tried again); with all of T forced, T is the only
     tree, so this ends."""
     T = trees[tree]
-    score = _tree_score(S, T)
+    score = tree_value(S, T)
     while True:
         _subproblem(S, Q, sub, mods, single_root, False)
         heads, status, h, m, delta = mst_swap(Q, T, work)
@@ -649,7 +650,7 @@ def _rest(S, Q, sub, tree, single_root, mods, n_mods, trees, n_trees, items, n_i
         _subproblem(S, Q, n_mods - 1, mods, single_root, True)
         trees, n_trees = _keep_tree(trees, n_trees, other)
         T = trees[tree]
-        items, n_items = _queue(items, n_items, _tree_score(S, other), FRESH, n_mods - 1,
+        items, n_items = _queue(items, n_items, tree_value(S, other), FRESH, n_mods - 1,
                                 n_trees - 1, h, m, delta)
         mods, n_mods = _modify(mods, n_mods, sub, FORCE, T[d], d)
         sub = n_mods - 1
@@ -687,14 +688,14 @@ def kbest_heads(S, k, single_root):
         if status != OK:
             return out_heads[:0], out_scores[:0], status
         trees, n_trees = _keep_tree(trees, n_trees, heads)
-        items, n_items = _queue(items, n_items, _tree_score(S, heads), ROOT_FREE, -1, 0,
+        items, n_items = _queue(items, n_items, tree_value(S, heads), ROOT_FREE, -1, 0,
                                 -1, -1, 0.0)
     else:
         heads, status, h, m, delta = mst_swap(S, NO_PREFERENCE, work)
         if status != OK:
             return out_heads[:0], out_scores[:0], status
         trees, n_trees = _keep_tree(trees, n_trees, heads)
-        items, n_items = _queue(items, n_items, _tree_score(S, heads), FRESH, -1, 0,
+        items, n_items = _queue(items, n_items, tree_value(S, heads), FRESH, -1, 0,
                                 h, m, delta)
     while n_out < k:
         top = -1
@@ -718,7 +719,7 @@ def kbest_heads(S, k, single_root):
         else:
             produced = tree
         out_heads[n_out] = trees[produced]
-        out_scores[n_out] = _tree_score(S, trees[produced])
+        out_scores[n_out] = tree_value(S, trees[produced])
         n_out += 1
         if n_out == k:
             break
@@ -744,7 +745,7 @@ def kbest_heads(S, k, single_root):
             _subproblem(S, Q, n_mods - 1, mods, single_root, True)
             if status == OK:
                 trees, n_trees = _keep_tree(trees, n_trees, heads)
-                items, n_items = _queue(items, n_items, _tree_score(S, heads), ROOT_FREE,
+                items, n_items = _queue(items, n_items, tree_value(S, heads), ROOT_FREE,
                                         n_mods - 1, n_trees - 1, -1, -1, 0.0)
             mods, n_mods = _modify(mods, n_mods, sub, FORCE, 0, r)
             mods, n_mods, trees, n_trees, items, n_items = _rest(
