@@ -28,6 +28,7 @@ from polyparse.decoders import Certificate, CertificateCounts, ScoredTree
 from polyparse.learning.confidence import (Temperatures, fit_temperatures, head_marginals,
                                            head_model, label_probabilities)
 from polyparse.learning.examples import Examples
+from polyparse.learning.inference import predict
 from polyparse.learning.model import LinearModel
 from polyparse.learning.trainers import TrainReport, make_trainer
 
@@ -207,9 +208,8 @@ class Parser:
             label_ids = labels[result.heads[1:], words]
         else:
             example = self.model.example(seen)
-            scores = self.model.scores(example)
-            result = self.decoder.decode(example.parts, scores.parts)
-            label_ids = scores.labels[self.model.arc_rows(result.heads, example)]
+            result, labels = predict(self.model, example, self.decoder)
+            label_ids = labels[self.model.arc_rows(result.heads, example)]
             if confidence is not None:
                 S, _ = head_model(self.model).arc_scores(seen)
         heads = result.heads
