@@ -296,7 +296,7 @@ def feasible_value(unary, pair_i, pair_j, pair_score, q):
 
 @njit(cache=True)
 def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, adapt_eta,
-        tol, max_iter, qp_iter, cutoff):
+        tol, max_iter, qp_iter, cutoff, p, lam_tree, lam_pair):
     """AD3 on the factor graph, all iterations in one call.
 
     Parameters
@@ -322,6 +322,15 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
         Stop as soon as the least dual value is at most ``cutoff`` (``-inf``: never):
         branch and bound (:mod:`decoders.ad3_exact`) then knows that no tree of the
         graph beats its incumbent, and needs neither convergence nor the point.
+    p, lam_tree, lam_pair:
+        The starting point, updated in place: ``float64 (A,)`` consensus arc values,
+        ``(A,)`` the TREE factor's multipliers and ``(P, 2)`` the pairwise factors'
+        (0.5 and zeros for a cold start; a parent node's for a warm start in branch and
+        bound, AD3 paper section 7; the penalty starts at ``eta`` all the same: a
+        parent's, often driven to its floor, stalled children of random instances).
+        The multipliers at each variable are first shifted
+        to sum to zero, as AD3 keeps them: only then is ``g(lambda)`` the dual of this
+        graph's LP (a parent's do not, once arcs and factors are dropped).
 
     Returns
     -------
@@ -346,13 +355,19 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
         deg[pair_j[c]] += 1.0
     share = unary / deg
     links = A + 2 * P
-    p = np.full(A, 0.5)
+    excess = lam_tree.copy()
+    for c in range(P):
+        excess[pair_i[c]] += lam_pair[c, 0]
+        excess[pair_j[c]] += lam_pair[c, 1]
+    excess /= deg
+    lam_tree -= excess
+    for c in range(P):
+        lam_pair[c, 0] -= excess[pair_i[c]]
+        lam_pair[c, 1] -= excess[pair_j[c]]
     p_new = np.empty(A)
     q_tree = np.empty(A)
     q_pair = np.empty((P, 2))
     r = np.zeros(P)
-    lam_tree = np.zeros(A)
-    lam_pair = np.zeros((P, 2))
     cap = min(MAX_ACTIVE, A + 1)
     act = np.zeros((cap, N), dtype=np.int64)
     beta = np.zeros(cap)

@@ -176,19 +176,24 @@ class FactorGraph:
         original parts (0 on what was dropped). Branch and bound
         (:mod:`decoders.ad3_exact`) fixes arcs this way.
         """
-        keep = np.asarray(keep, dtype=bool)
-        if keep.shape != (self.n_arcs,):
-            raise ValueError(f"keep must have shape ({self.n_arcs},), got {keep.shape}")
-        arcs = np.flatnonzero(keep)
+        arcs, pairs = self.kept(keep)
         renumber = np.full(self.n_arcs, -1, dtype=np.int64)
         renumber[arcs] = np.arange(arcs.shape[0])
-        pairs = np.flatnonzero(keep[self.pair_i] & keep[self.pair_j])
         return FactorGraph(n=self.n, single_root=self.single_root, arc_h=self.arc_h[arcs],
                            arc_m=self.arc_m[arcs], unary=self.unary[arcs],
                            pair_i=renumber[self.pair_i[pairs]],
                            pair_j=renumber[self.pair_j[pairs]],
                            pair_score=self.pair_score[pairs], arc_rows=self.arc_rows[arcs],
                            pair_rows=self.pair_rows[pairs], n_parts=self.n_parts)
+
+    def kept(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(arcs, pairs)``: the indices of the arc variables and pairwise factors that
+        :meth:`restrict` keeps, in order (the restricted graph's ``i``-th arc is this
+        graph's ``arcs[i]``)."""
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != (self.n_arcs,):
+            raise ValueError(f"keep must have shape ({self.n_arcs},), got {keep.shape}")
+        return np.flatnonzero(keep), np.flatnonzero(keep[self.pair_i] & keep[self.pair_j])
 
     @property
     def n_arcs(self) -> int:

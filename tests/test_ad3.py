@@ -11,8 +11,9 @@ from scipy.optimize import minimize
 
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.decoders import _ad3_kernels as kernels
-from polyparse.decoders.ad3 import AD3Decoder
+from polyparse.decoders.ad3 import AD3Decoder, score_scale
 from polyparse.decoders.ilp import ILPDecoder
+from polyparse.decoders.lp import LPDecoder
 from polyparse.parser.cli import main
 from polyparse.parser.evaluate import attachment_scores
 from polyparse.parser.pipeline import Parser
@@ -114,6 +115,38 @@ def test_lp_value_dual_bound_and_certificates_on_random_order_2_instances():
     # make fractional, degenerate LPs on which ADMM is slow), 7 are certified
     assert converged >= 0.75 * len(CASES)
     assert certified >= 5
+
+
+def test_a_warm_start_from_a_larger_graph_reaches_the_restricted_lp():
+    """Branch and bound's warm start: AD3 on a graph with some arcs dropped, started from
+    where it stopped on the whole graph, converges to the restricted graph's LP value
+    (HiGHS's, on the parts without the dropped arcs), and its dual value bounds it from
+    above; a start whose multipliers no longer sum to zero at each variable (they do
+    not, once pairwise factors are dropped) would solve a different LP."""
+    for n in (5, 6, 7):
+        for single_root in (False, True):
+            rng, parts, scores, graph, _ = instance(300 + n, n, False, single_root)
+            decoder = AD3Decoder(single_root=single_root)
+            scale = score_scale(graph)
+            whole = decoder.relax(graph, scale)
+            keep = np.ones(graph.n_arcs, dtype=bool)
+            keep[rng.choice(np.flatnonzero(graph.arc_h > 0), size=n, replace=False)] = False
+            arcs, pairs = graph.kept(keep)
+            assert np.abs(whole.state.lam_pair[pairs].sum()) > 0   # a real warm start
+            restricted = graph.restrict(keep)
+            warm = decoder.relax(restricted, scale, start=whole.state.restrict(arcs, pairs))
+            dropped = np.zeros(len(parts), dtype=bool)
+            dropped[graph.arc_rows[~keep]] = True
+            lp_scores = np.where(dropped, -1e6, scores)        # the dropped arcs fixed to 0
+            lp = LPDecoder(single_root=single_root).decode(parts, lp_scores).value
+            where = f"n={n} single_root={single_root}"
+            assert warm.converged, where
+            value = float(scores @ warm.output)
+            assert value == pytest.approx(lp, rel=1e-6, abs=1e-6), where
+            assert warm.dual >= lp - 1e-9 * max(1.0, abs(lp)), where
+            embedded = warm.state.embed(arcs, pairs, graph)
+            assert np.array_equal(embedded.lam_tree[arcs], warm.state.lam_tree)
+            assert not embedded.lam_tree[~keep].any()
 
 
 @pytest.mark.parametrize("n, pruned, single_root", [c for c in CASES if c[0] >= 3])
