@@ -512,11 +512,16 @@ def _add_gap(sub) -> None:
     p.add_argument("--no-search", action="store_true",
                    help="round fractional LP solutions by MST alone, without the local "
                         "search under the higher-order scores that follows by default")
+    p.add_argument("--compare", choices=["ad3"], default=None,
+                   help="also solve the LP relaxation by this decoder (AD3: orders 1 and 2) "
+                        "and report it beside HiGHS's: each record gets a 'compare' object "
+                        "with the same keys, and a second summary follows")
     p.set_defaults(run=_gap)
 
 
 def _gap(args) -> None:
     from . import gap
+    from .config import check_decoder
     from .pipeline import Parser
 
     _check_outputs(args.jsonl, args.plot)
@@ -533,14 +538,24 @@ def _gap(args) -> None:
                       time_limit=args.time_limit)
     ilp = make_decoder("ilp", single_root, solver=args.solver, time_limit=args.time_limit,
                        flow=args.flow)
+    compare = None
+    if args.compare:
+        try:
+            compare = check_decoder(parser.config, make_decoder(
+                args.compare, single_root, search=not args.no_search))
+        except ValueError as error:
+            raise UsageError(f"--compare: {error}") from None
     records = []
     with (atomic_write(args.jsonl) if args.jsonl else contextlib.nullcontext(sys.stdout)) as out:
-        for record in gap.measure(parser.model, read_conllu(args.input), lp, ilp):
+        for record in gap.measure(parser.model, read_conllu(args.input), lp, ilp, compare):
             records.append(record)
             out.write(json.dumps(record) + "\n")
             out.flush()
     summary_file = sys.stdout if args.jsonl else sys.stderr
     print(gap.format_summary(gap.summarize(records)), file=summary_file)
+    if compare is not None:
+        print(f"\n{args.compare}, the same sentences:", file=summary_file)
+        print(gap.format_summary(gap.summarize(gap.compared(records))), file=summary_file)
     fallbacks = sum(r["fallback"] for r in records)
     if fallbacks:
         print(f"{fallbacks} of {len(records)} sentence(s) fell back at the time limit",

@@ -74,8 +74,13 @@ class TrainConfig:
 
 def config_decoder(config: TrainConfig) -> Decoder:
     """The decoder of ``config``, checked to take every part type of its model."""
-    decoder = make_decoder(config.decoder, config.single_root, **config.decoder_options)
+    return check_decoder(config, make_decoder(config.decoder, config.single_root,
+                                              **config.decoder_options))
+
+
+def check_decoder(config: TrainConfig, decoder: Decoder) -> Decoder:
+    """``decoder``, if it takes every part type of ``config``'s model; else ValueError."""
     if not set(build_parts(3, **config.parts).offsets) <= decoder.part_types:
-        raise ValueError(f"decoder {config.decoder!r} cannot decode order {config.order} "
+        raise ValueError(f"decoder {decoder.name!r} cannot decode order {config.order} "
                          "models (use ilp or lp)")
     return decoder

@@ -22,8 +22,10 @@ LENGTH_BINS = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 10 ** 9))
 
 
 def measure(model: LinearModel, sentences: Iterable[Sentence], lp: Decoder,
-            ilp: Decoder) -> Iterator[dict]:
-    """One record per sentence (keys as in ``polyparse gap --help``)."""
+            ilp: Decoder, compare: Decoder | None = None) -> Iterator[dict]:
+    """One record per sentence (keys as in ``polyparse gap --help``). With ``compare``
+    (a second relaxation, e.g. AD3 beside HiGHS), the record's ``compare`` holds the
+    same relaxation keys for it, and its ``decoder`` name."""
     for index, sentence in enumerate(sentences, 1):
         if len(sentence) == 0:
             continue
@@ -31,34 +33,55 @@ def measure(model: LinearModel, sentences: Iterable[Sentence], lp: Decoder,
         example = model.example(sentence)
         scores = model.scores(example).parts
         time_features = time.perf_counter() - start
-        start = time.perf_counter()
-        relaxed = lp.decode(example.parts, scores)
-        time_relaxed = time.perf_counter() - start
         exact = ilp.decode(example.parts, scores)
-        lp_out = relaxed.stats["fallback"]      # no LP optimum: no gap to report
+        relaxed, fields = _relaxation(lp, example.parts, scores, exact, sentence)
         stages = [f"{name}:{result.stats['fallback_stage']}"
                   for name, result in (("lp", relaxed), ("ilp", exact))
                   if result.stats["fallback"]]
         record = {
             "sent_id": sentence.sent_id or str(index), "n": len(sentence),
-            "lp_value": None if lp_out else relaxed.value, "ilp_value": exact.value,
-            "rounded_value": relaxed.value if lp_out else relaxed.stats["rounded_value"],
-            "search_moves": 0 if lp_out else relaxed.stats["search_moves"],
-            "gap": None if lp_out else relaxed.value - exact.value,
-            "integral": False if lp_out else bool(relaxed.stats["integral"]),
-            "fractional_arcs": None if lp_out else int(relaxed.stats["fractional_arcs"]),
-            "time_features": time_features,
-            "time_build": relaxed.stats["time_build"],
-            "time_lp": relaxed.stats.get("time_lp", time_relaxed - relaxed.stats["time_build"]),
-            "time_round": relaxed.stats.get("time_round", 0.0),
+            "ilp_value": exact.value, **fields, "time_features": time_features,
             "time_ilp": exact.stats["time_ilp"], "ilp_nodes": exact.stats["ilp_nodes"],
             "fallback": bool(stages), "fallback_stage": ",".join(stages) or None,
         }
         if sentence.has_tree():
-            gold = sentence.heads[1:]
-            record["correct_ilp"] = int(np.sum(exact.heads[1:] == gold))
-            record["correct_lp"] = int(np.sum(relaxed.heads[1:] == gold))
+            record["correct_ilp"] = int(np.sum(exact.heads[1:] == sentence.heads[1:]))
+        if compare is not None:
+            _, fields = _relaxation(compare, example.parts, scores, exact, sentence)
+            record["compare"] = {"decoder": compare.name, **fields}
         yield record
+
+
+def _relaxation(decoder: Decoder, parts, scores: np.ndarray, exact, sentence: Sentence
+                ) -> tuple:
+    """``decoder``'s result on one sentence and its keys of a record: the LP value (None
+    when it ran out of time), the rounded tree's score and search moves, the gap to the
+    ILP value, integrality, times and correct heads (``correct_lp``, with gold)."""
+    start = time.perf_counter()
+    relaxed = decoder.decode(parts, scores)
+    elapsed = time.perf_counter() - start
+    stats = relaxed.stats
+    out = bool(stats.get("fallback"))       # no LP optimum: no gap to report
+    time_build = stats.get("time_build", 0.0)
+    fields = {
+        "lp_value": None if out else relaxed.value,
+        "rounded_value": relaxed.value if out else stats["rounded_value"],
+        "search_moves": 0 if out else stats["search_moves"],
+        "gap": None if out else relaxed.value - exact.value,
+        "integral": False if out else bool(stats["integral"]),
+        "fractional_arcs": None if out else int(stats["fractional_arcs"]),
+        "time_build": time_build, "time_lp": stats.get("time_lp", elapsed - time_build),
+        "time_round": stats.get("time_round", 0.0),
+    }
+    if sentence.has_tree():
+        fields["correct_lp"] = int(np.sum(relaxed.heads[1:] == sentence.heads[1:]))
+    return relaxed, fields
+
+
+def compared(records: list[dict]) -> list[dict]:
+    """The records with the compared relaxation's keys in place of the first one's, for
+    :func:`summarize` (empty when there was no ``compare``)."""
+    return [{**r, **r["compare"]} for r in records if "compare" in r]
 
 
 def relative_gap(record: dict) -> float | None:

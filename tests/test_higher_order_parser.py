@@ -92,3 +92,38 @@ def test_gap_command_writes_records_and_summary(order2_model, tmp_path, capsys, 
         assert (searched["search_moves"] > 0) == (
             searched["rounded_value"] > r["rounded_value"] + 1e-9)
         assert searched["rounded_value"] >= r["rounded_value"] - 1e-9
+def test_gap_compares_ad3_with_highs_on_the_same_sentences(order2_model, tmp_path, capsys,
+                                                           sample_dev):
+    """``--compare ad3``: every record carries AD3's relaxation beside HiGHS's, whose LP
+    value it matches (AD3's is a feasible point's, so at most HiGHS's optimum), and a
+    second summary follows; a model whose parts AD3 has no factor for is refused."""
+    dev = tmp_path / "dev.conllu"
+    dev.write_text("".join(s.to_text() for s in sample_dev[:30]))
+    jsonl = tmp_path / "gap.jsonl"
+    assert main(["-q", "gap", "--model", str(order2_model), "--input", str(dev),
+                 "--jsonl", str(jsonl), "--compare", "ad3"]) == 0
+    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    assert len(records) == 30
+    for r in records:
+        ad3 = r["compare"]
+        assert ad3["decoder"] == "ad3"
+        assert set(ad3) - {"decoder"} <= set(r)
+        scale = max(1.0, abs(r["lp_value"]))
+        assert ad3["lp_value"] <= r["lp_value"] + 1e-6 * scale
+        assert ad3["lp_value"] == pytest.approx(r["lp_value"], rel=1e-5, abs=1e-5)
+        assert r["ilp_value"] >= ad3["rounded_value"] - 1e-6 * scale
+    assert "ad3, the same sentences:" in capsys.readouterr().out
+
+
+def test_gap_compare_refuses_parts_ad3_has_no_factor_for(tmp_path, sample_train, capsys):
+    model = tmp_path / "full.npz"
+    config = TrainConfig(epochs=1, decoder="lp", features=SMALL, parts={"order": "full"},
+                         pruner={"max_heads": 3, "epochs": 1})
+    Parser.train(sample_train[:20], config).save(model)
+    dev = tmp_path / "dev.conllu"
+    dev.write_text("".join(s.to_text() for s in sample_train[:2]))
+    assert main(["-q", "gap", "--model", str(model), "--input", str(dev),
+                 "--compare", "ad3"]) == 2
+    assert "decoder 'ad3' cannot decode order full" in capsys.readouterr().err
+
+
