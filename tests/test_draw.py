@@ -5,12 +5,15 @@ confidence), gold marks, and bad input refused before anything is written."""
 from __future__ import annotations
 
 import re
+import signal
+import subprocess
+import sys
+import time
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
 
-from polyparse.corpora.conllu_io import read_treebank
 from polyparse.learning.confidence import Temperatures
 from polyparse.parser.cli import main
 from polyparse.parser.pipeline import Parser, TrainConfig
@@ -204,3 +207,23 @@ def test_relax_gives_the_lp_arcs_the_decoder_rounds_and_certifies(order2_parser,
         assert relaxation.analysis.sentence.heads.tolist() == \
             order2_parser.analyze(sentence).sentence.heads.tolist()   # the lp decoder's tree
     assert fractional > 0
+
+
+def test_a_stopped_drawing_leaves_the_old_folder_and_no_temporary_one(tmp_path):
+    out = tmp_path / "trees"
+    out.mkdir()
+    (out / "0001.svg").write_text("old")
+    many = tmp_path / "many.conllu"
+    many.write_text(DEV.read_text() * 40)
+    process = subprocess.Popen([sys.executable, "-m", "polyparse.parser.cli", "draw",
+                                "--input", str(many), "--svg-dir", str(out)],
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not any(len(list(p.iterdir())) > 10 for p in tmp_path.glob(".trees.*.tmp")):
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(30) == 128 + signal.SIGTERM
+    assert "stopped by SIGTERM" in process.stderr.read()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["many.conllu", "trees"]
+    assert [(p.name, p.read_text()) for p in out.iterdir()] == [("0001.svg", "old")]
