@@ -228,6 +228,21 @@ def _add_max_words_flag(p) -> None:
                         "that text without punctuation does not become one sentence")
 
 
+def _add_lp_max_words_flag(p) -> None:
+    from .views import DEFAULT_LP_MAX_WORDS
+
+    p.add_argument("--lp-max-words", type=int, default=DEFAULT_LP_MAX_WORDS, metavar="N",
+                   help="--lp: the LP of a sentence longer than N words is not solved (a "
+                        "note says so), as an unpruned first-order LP grows as n^3: 5 s and "
+                        f"0.8 GB at 60 words (default {DEFAULT_LP_MAX_WORDS}; 0: no cap)")
+
+
+def _lp_max_words(args) -> int | None:
+    if args.lp_max_words < 0:
+        raise UsageError(f"--lp-max-words must be at least 0, not {args.lp_max_words}")
+    return args.lp_max_words or None
+
+
 def _add_decoding_flags(p) -> None:
     """How ``parse``, ``draw`` and ``serve`` decode: ``--confidence-temperature``,
     ``--decoder`` and the decoders' options."""
@@ -491,6 +506,7 @@ def _add_draw(sub) -> None:
                    help="also draw the LP relaxation: the arcs of its solution with opacity "
                         "by value, the tree it rounds to (dashed), its certificate and gap "
                         "(needs --model; first-order LPs are integral)")
+    _add_lp_max_words_flag(p)
     p.add_argument("--kbest", type=int, default=None, metavar="K",
                    help="draw the K best trees side by side, the arcs where each differs "
                         "from the first highlighted (needs --model and the mst or ilp "
@@ -513,7 +529,8 @@ def _draw(args) -> None:
     _positive(kbest=args.kbest)
     fmt = _input_format(args)
     views = Views(lp=args.lp, kbest=args.kbest,
-                  confidence=_temperatures(args, args.confidence))
+                  confidence=_temperatures(args, args.confidence),
+                  lp_max_words=_lp_max_words(args))
     if args.model is None:
         needs = [flag for flag, given in (("--lp", args.lp), ("--kbest", args.kbest),
                                           ("--confidence", args.confidence),
@@ -620,6 +637,7 @@ def _add_serve(sub) -> None:
     p.add_argument("--max-kbest", type=int, default=defaults.max_kbest, metavar="K",
                    help=f"largest K of the k-best switch (default {defaults.max_kbest})")
     _add_max_words_flag(p)
+    _add_lp_max_words_flag(p)
     _add_decoding_flags(p)
     p.set_defaults(run=_serve)
 
@@ -634,6 +652,7 @@ def _serve(args) -> None:
         raise UsageError(f"--max-words must be at least 0, not {args.max_words}")
     config = ServeConfig(host=args.host, port=args.port, max_request=args.max_request,
                          max_kbest=args.max_kbest, max_words=args.max_words or None,
+                         lp_max_words=_lp_max_words(args),
                          temperatures=_temperatures(args, True))
     parser = _load_parser(args)
     try:

@@ -39,7 +39,7 @@ from .drawing import figure_html
 from .drawing.page import LEGEND, PAGE_STYLE
 from .drawing.svg import escape
 from .pipeline import Parser
-from .views import Views, parsed_figure
+from .views import DEFAULT_LP_MAX_WORDS, Views, parsed_figure
 
 log = logging.getLogger("polyparse.serve")
 
@@ -64,6 +64,8 @@ class ServeConfig:
         The largest K a request may ask for.
     max_words:
         Raw text: a sentence longer than this is cut (:meth:`Parser.tag_text`).
+    lp_max_words:
+        The LP switch: a longer sentence's LP is not solved (:attr:`Views.lp_max_words`).
     temperatures:
         Of the probabilities of the confidence switch (``--confidence-temperature``).
     """
@@ -73,6 +75,7 @@ class ServeConfig:
     max_request: int = 64 << 10
     max_kbest: int = 20
     max_words: int | None = MAX_SENTENCE_WORDS
+    lp_max_words: int | None = DEFAULT_LP_MAX_WORDS
     temperatures: Temperatures = field(default_factory=Temperatures)
 
 
@@ -118,7 +121,8 @@ def read_request(body: bytes, config: ServeConfig) -> Request:
         raise RequestError(HTTPStatus.BAD_REQUEST, f"k-best: K must be a whole number from 1 "
                                                    f"to {config.max_kbest}, not {kbest!r}")
     views = Views(lp=bool(data.get("lp")), kbest=kbest,
-                  confidence=config.temperatures if data.get("confidence") else None)
+                  confidence=config.temperatures if data.get("confidence") else None,
+                  lp_max_words=config.lp_max_words)
     return Request(data["text"], fmt, views)
 
 
@@ -199,6 +203,10 @@ class Handler(BaseHTTPRequestHandler):
             result = answer(self.server.parser, request, self.server.config)
         except RequestError as error:
             self._json(error.status, {"error": error.message})
+            return
+        except (TimeoutError, ConnectionError) as error:   # the client is gone or stalled
+            log.info("polyparse serve: a request was not read: %s", error)
+            self.close_connection = True
             return
         except Exception:                                # a fault of ours, not the input's
             log.exception("polyparse serve: error while answering a request")

@@ -27,8 +27,8 @@ from test_draw import gold_tree, tree_of
 @pytest.fixture(scope="module")
 def server(sample_model_path):
     """The sample model served on a free port of 127.0.0.1, in a thread."""
-    served = Server(Parser.load(sample_model_path), ServeConfig(port=0, max_request=4096),
-                    "sample.npz")
+    served = Server(Parser.load(sample_model_path),
+                    ServeConfig(port=0, max_request=4096, lp_max_words=10), "sample.npz")
     thread = threading.Thread(target=served.serve_forever, daemon=True)
     thread.start()
     yield served
@@ -76,6 +76,16 @@ def test_an_answer_is_what_parse_writes_and_draws_it(server, sample_model_path):
     assert [kind for kind, _ in panels] == ["panel tree", "panel lp"] * 2
     assert [arcs for kind, arcs in panels if kind == "panel tree"] == [
         gold_tree(s) for s in expected]
+
+
+def test_the_lp_of_a_sentence_over_the_cap_is_a_note(server):
+    status, answer = post(server, {"text": "The old cat and the young dog sat on the warm "
+                                           "mat. It purred.", "lp": True})
+    assert status == 200
+    assert [kind for kind, _ in drawn_trees(answer["figures"])] == [
+        "panel tree", "panel tree", "panel lp"]
+    assert answer["figures"].count('<p class="note">LP relaxation not solved: 13 words, '
+                                   'more than 10 (--lp-max-words)</p>') == 1
 
 
 def test_kbest_answers_every_tree(server):

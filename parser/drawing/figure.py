@@ -104,11 +104,13 @@ class Panel:
 
 @dataclass(frozen=True)
 class Figure:
-    """One sentence: a ``title`` (its id and text), its words, and rows of panels."""
+    """One sentence: a ``title`` (its id and text), its words, rows of panels, and
+    ``notes`` under the title (what was not drawn, and why)."""
 
     title: str
     words: Words
     rows: tuple[tuple[Panel, ...], ...]
+    notes: tuple[str, ...] = ()
 
 
 def words_of(sentence: Sentence) -> Words:

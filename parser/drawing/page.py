@@ -44,7 +44,8 @@ def figure_html(figure: Figure) -> str:
     rows = "".join('<div class="row">' + "".join(panel_svg(figure.words, cols, panel)[0]
                                                   for panel in row) + "</div>"
                    for row in figure.rows)
-    return (f'<section class="sentence"><h2>{escape(figure.title)}</h2>{rows}'
+    notes = "".join(f'<p class="note">{escape(note)}</p>' for note in figure.notes)
+    return (f'<section class="sentence"><h2>{escape(figure.title)}</h2>{notes}{rows}'
             f'</section>\n')
 
 

@@ -44,7 +44,9 @@ def figure_svg(figure: Figure) -> str:
     """A self-contained SVG document of ``figure``: its title, then its rows of
     panels, the panels of a row side by side."""
     cols = columns(figure.words, [p for row in figure.rows for p in row])
-    parts, width, y = [], 0.0, TITLE + MARGIN
+    parts = [f'<text class="note" x="{MARGIN}" y="{MARGIN + SMALL + TITLE * k:.1f}">'
+             f'{escape(note)}</text>' for k, note in enumerate(figure.notes, 1)]
+    width, y = 0.0, TITLE * (1 + len(figure.notes)) + MARGIN
     for row in figure.rows:
         x, height = MARGIN, 0.0
         for panel in row:
