@@ -172,10 +172,10 @@ def test_probabilities_colour_arcs_from_red_to_green():
     probs = np.array([np.nan, 0.99, 0.1])
     svg = ET.fromstring(figure_svg(Figure("t", words_of(sentence), ((Panel(
         "", tree_arcs(sentence, probs, probs)),),))))
-    styles = [next(p for p in g if p.get("class") == "line").get("style")
+    styles = [[p.get("style") for p in g if p.get("class") in ("line", "tip")]
               for g in arcs_of(svg)]
-    assert styles == ["stroke:hsl(119,75%,36%);fill:hsl(119,75%,36%)",
-                      "stroke:hsl(12,75%,36%);fill:hsl(12,75%,36%)"]
+    assert styles == [["stroke:hsl(119,75%,36%)", "fill:hsl(119,75%,36%)"],
+                      ["stroke:hsl(12,75%,36%)", "fill:hsl(12,75%,36%)"]]
 
 
 def test_labels_of_neighbours_get_room_and_odd_text_stays_xml():

@@ -127,12 +127,13 @@ def _arc(arc: Arc, words: Words, cols: Columns, base: float, top: float, offset:
         ("root", arc.head == 0), ("nonproj", arc.nonprojective), ("differs", arc.differs),
         ("wrong-head", arc.wrong_head), ("wrong-label", arc.wrong_label and not arc.wrong_head),
         ("rounded", kind == "lp" and arc.in_tree), ("relaxed", not arc.in_tree)) if on]
-    line_style = label_style = ""
+    line_style = tip_style = label_style = ""
     if kind == "lp":
-        line_style = f' stroke-opacity="{arc.value:.3f}" fill-opacity="{arc.value:.3f}"'
+        line_style = f' stroke-opacity="{arc.value:.3f}"'
+        tip_style = f' fill-opacity="{arc.value:.3f}"'
     elif arc.head_prob is not None and not arc.wrong_head:
         colour = probability_colour(arc.head_prob)
-        line_style = f' style="stroke:{colour};fill:{colour}"'
+        line_style, tip_style = f' style="stroke:{colour}"', f' style="fill:{colour}"'
     if arc.label_prob is not None and not (arc.wrong_head or arc.wrong_label):
         label_style = f' style="fill:{probability_colour(arc.label_prob)}"'
     overlay = (f'<path class="tree" d="{line}"/>' if kind == "lp" and arc.in_tree else "")
@@ -140,7 +141,7 @@ def _arc(arc: Arc, words: Words, cols: Columns, base: float, top: float, offset:
             f'data-label="{escape(arc.label)}" data-value="{arc.value:.4f}">'
             f'<title>{escape(_tooltip(arc, words))}</title>'
             f'<path class="line" d="{line}"{line_style}/>'
-            f'<path class="tip" d="{tip}"{line_style}/>{overlay}'
+            f'<path class="tip" d="{tip}"{tip_style}/>{overlay}'
             f'<text x="{(x1 + x2) / 2:.1f}" y="{top - 3 if arc.head == 0 else top + 4:.1f}"'
             f'{label_style}>{escape(arc_text(arc))}</text></g>')
 
