@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import secrets
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,8 +15,9 @@ from typing import IO
 from .signals import block_stop_signals, unblock_stop_signals
 
 _UNFINISHED: dict[Path, int] = {}
-"""The temporary files of :func:`atomic_write` not yet renamed or removed, with the
-process that made each (a forked child must not remove its parent's)."""
+"""The temporary files of :func:`atomic_write` (and folders of :func:`atomic_directory`)
+not yet renamed or removed, with the process that made each (a forked child must not
+remove its parent's)."""
 
 
 def remove_unfinished() -> None:
@@ -26,7 +29,7 @@ def remove_unfinished() -> None:
     try:
         for temp, pid in list(_UNFINISHED.items()):
             if pid == os.getpid():
-                temp.unlink(missing_ok=True)
+                _remove(temp)
                 _UNFINISHED.pop(temp, None)
     finally:
         unblock_stop_signals(mask)
@@ -43,14 +46,29 @@ class OutputError(OSError):
         super().__init__(f"{os.fspath(path)}: cannot write: {reason}")
 
 
-def check_writable(path: str | os.PathLike) -> None:
+def check_writable(path: str | os.PathLike, *, folder: str | None = None) -> None:
     """Raise :class:`OutputError` unless :func:`atomic_write` can create ``path``: its
     directory exists and this process may create files in it, and ``path`` is not a
     directory. Meant to be called before long work whose result goes to ``path``.
+
+    With ``folder`` (a regular expression), ``path`` is a folder that
+    :func:`atomic_directory` is to write, holding files whose names match ``folder``:
+    if it exists it must be a directory holding no other file, which replacing it would
+    lose.
     """
     path = Path(path)
     directory = path.parent
-    if path.is_dir():
+    if folder is not None:
+        if path.exists() and not path.is_dir():
+            raise OutputError(path, "it is not a directory")
+        if path.is_dir():
+            others = sorted(p.name for p in path.iterdir() if not re.fullmatch(folder, p.name))
+            if others:
+                raise OutputError(path, f"it holds {len(others)} file(s) that this command "
+                                        f"does not write ({', '.join(others[:3])}"
+                                        f"{', ...' if len(others) > 3 else ''}), which "
+                                        "replacing it would lose; give a new or empty folder")
+    elif path.is_dir():
         raise OutputError(path, "it is a directory")
     if not directory.is_dir():
         problem = "is not a directory" if directory.exists() else "does not exist"
@@ -140,6 +158,81 @@ def atomic_write(path: str | os.PathLike, mode: str = "w",
             unblock_stop_signals(mask)
         raise
     _fsync_directory(path.parent)
+
+
+@contextmanager
+def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
+    """A folder that replaces ``path`` only when complete, as :func:`atomic_write` does
+    for a file.
+
+    Files are written into a temporary folder next to ``path``; when the ``with`` block
+    ends normally, ``path`` (if it exists) is moved aside, the temporary folder is
+    renamed to ``path`` and the old one removed, stop signals held back meanwhile. If the
+    block raises (a :class:`~corpora.signals.Stopped` signal included), ``path`` keeps
+    its previous content and the temporary folder is removed; only a hard crash leaves
+    one, as a hidden ``.*.tmp`` folder. Check ``path`` first with
+    :func:`check_writable` and its ``folder`` argument: the old ``path`` is replaced
+    whole.
+
+    Yields
+    ------
+    Path
+        The temporary folder.
+    """
+    path = Path(path)
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    mask = block_stop_signals()
+    _UNFINISHED[temp] = os.getpid()
+    try:
+        os.mkdir(temp)
+    except OSError as error:
+        _UNFINISHED.pop(temp, None)
+        unblock_stop_signals(mask)
+        raise OutputError(path, error.strerror) from None
+    try:
+        unblock_stop_signals(mask)
+        yield temp
+        mask = block_stop_signals()
+        try:
+            _swap(temp, path)
+            _UNFINISHED.pop(temp, None)
+        finally:
+            unblock_stop_signals(mask)
+    except BaseException:
+        mask = block_stop_signals()
+        try:
+            _remove(temp)
+            _UNFINISHED.pop(temp, None)
+        finally:
+            unblock_stop_signals(mask)
+        raise
+    _fsync_directory(path.parent)
+
+
+def _swap(temp: Path, path: Path) -> None:
+    """Rename the folder ``temp`` to ``path``, removing the folder ``path`` was; on a
+    failure ``path`` is as it was (an :class:`OutputError` naming it)."""
+    old = path.with_name(f".{path.name}.{secrets.token_hex(4)}.old")
+    try:
+        if path.exists():
+            os.replace(path, old)
+        try:
+            os.replace(temp, path)
+        except OSError:
+            if old.exists():
+                os.replace(old, path)
+            raise
+    except OSError as error:
+        raise OutputError(path, error.strerror) from None
+    _remove(old)
+
+
+def _remove(path: Path) -> None:
+    """Remove a temporary file or folder, if it is there."""
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _finish(file: IO, path: Path) -> None:

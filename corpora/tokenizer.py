@@ -772,6 +772,18 @@ class Tokenizer:
         return {script: n for script, n in sorted(script_counts(text).items())
                 if self.scripts_.get(script, 0) < MIN_SCRIPT_SHARE * total}
 
+    def unseen_scripts_warning(self, text: str) -> str | None:
+        """What to tell about :meth:`unseen_scripts` of ``text``, or None when there are
+        none, e.g. ``text in a script that the model's tokenizer was not trained on: Han
+        (12 characters); it is likely to come out as one token and one sentence``."""
+        unseen = self.unseen_scripts(text)
+        if not unseen:
+            return None
+        scripts = ", ".join(f"{script} ({n} character{'s' * (n > 1)})"
+                            for script, n in unseen.items())
+        return (f"text in a script that the model's tokenizer was not trained on: {scripts}; "
+                "it is likely to come out as one token and one sentence")
+
     # ------------------------------------------------------------------ serialization
 
     def to_json(self) -> tuple[dict, dict[str, np.ndarray]]:

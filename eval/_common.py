@@ -28,8 +28,10 @@ def single_thread() -> None:
 
 
 def machine() -> dict:
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
     return {"python": platform.python_version(), "machine": platform.machine(),
-            "cores": os.cpu_count(), "system": platform.platform()}
+            "cores": os.cpu_count(), "memory_gib": round(memory, 1),
+            "system": platform.platform()}
 
 
 def split(name: str, held_out: float = 0.2, *, require_tree: bool = True):

@@ -1,4 +1,5 @@
-"""The ``polyparse`` command: train, parse, eval, gap, download, download-clusters.
+"""The ``polyparse`` command: train, parse, draw, serve, eval, gap, download,
+download-clusters.
 
 Every expected failure (bad input, a missing or damaged model, a bad option) ends with
 one line ``polyparse: error: FILE:LINE: what is wrong`` on stderr and exit status 2,
@@ -21,7 +22,8 @@ from pathlib import Path
 from polyparse.corpora.conllu_io import (CONLLX_SUFFIXES, read_conllu, read_treebank,
                                          write_conllu)
 from polyparse.corpora.errors import CorpusError
-from polyparse.corpora.files import OutputError, atomic_write, check_writable, remove_unfinished
+from polyparse.corpora.files import (OutputError, atomic_directory, atomic_write,
+                                     check_writable, remove_unfinished)
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS
 from polyparse.corpora.signals import stop_behind, stop_signals_raise
 
@@ -182,27 +184,13 @@ def _add_parse(sub) -> None:
                                    "too with --retag); every other column, comment, multiword-"
                                    "token line and empty node is written back unchanged.")
     p.add_argument("--model", required=True, metavar="M", help="model file (.npz)")
-    p.add_argument("--text", metavar="TEXT", help="raw text to parse (instead of --input)")
-    p.add_argument("--input", metavar="FILE", help="input (default: standard input)")
+    _add_input_flags(p)
     p.add_argument("--output", metavar="FILE", help="output (default: standard output)")
-    p.add_argument("--format", choices=["auto", "conllu", "conllx", "text"], default="auto",
-                   help="input format: text is plain text (paragraphs separated by blank "
-                        "lines); default: from the file suffix (.txt: text, .conll/.conllx: "
-                        "CoNLL-X, else CoNLL-U; CoNLL-U on standard input)")
     p.add_argument("--retag", action="store_true",
                    help="CoNLL-U input: replace LEMMA, UPOS, XPOS and FEATS by the model's "
                         "tagger and lemmatizer (by default the given ones are kept)")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="parse on N processes (default 1); the output is the same")
-    p.add_argument("--decoder", default=None, metavar="D",
-                   help="decode with D (mst, eisner, lp, ad3, ilp) instead of the decoder the "
-                        "model was trained with; it must handle the model's parts (order 1: "
-                        "any; higher orders: lp or ilp; order 2 with all-pairs siblings: "
-                        "also ad3)")
-    p.add_argument("--max-words", type=int, default=MAX_SENTENCE_WORDS, metavar="N",
-                   help="raw text: cut a sentence longer than N words where the sentence "
-                        f"model likes it best (default {MAX_SENTENCE_WORDS}; 0: never), so "
-                        "that text without punctuation does not become one sentence")
     p.add_argument("--kbest", type=int, default=None, metavar="K",
                    help="write each sentence K times, its K best trees in order (fewer "
                         "if it has fewer), each copy with the comments '# kbest_rank = r' "
@@ -217,32 +205,66 @@ def _add_parse(sub) -> None:
                    help="add HeadProb=p|DeprelProb=q to every word's MISC: the probability "
                         "of its head (matrix-tree marginal of the arc scores; the pruner's "
                         "at higher orders) and of its label given that arc (CoNLL-U only)")
+    _add_decoding_flags(p)
+    p.set_defaults(run=_parse)
+
+
+def _add_input_flags(p) -> None:
+    """The input of ``parse`` and ``draw``: ``--text``, ``--input``, ``--format`` and
+    ``--max-words``."""
+    p.add_argument("--text", metavar="TEXT", help="raw text to parse (instead of --input)")
+    p.add_argument("--input", metavar="FILE", help="input (default: standard input)")
+    p.add_argument("--format", choices=["auto", "conllu", "conllx", "text"], default="auto",
+                   help="input format: text is plain text (paragraphs separated by blank "
+                        "lines); default: from the file suffix (.txt: text, .conll/.conllx: "
+                        "CoNLL-X, else CoNLL-U; CoNLL-U on standard input)")
+    _add_max_words_flag(p)
+
+
+def _add_max_words_flag(p) -> None:
+    p.add_argument("--max-words", type=int, default=MAX_SENTENCE_WORDS, metavar="N",
+                   help="raw text: cut a sentence longer than N words where the sentence "
+                        f"model likes it best (default {MAX_SENTENCE_WORDS}; 0: never), so "
+                        "that text without punctuation does not become one sentence")
+
+
+def _add_lp_max_words_flag(p) -> None:
+    from .views import DEFAULT_LP_MAX_WORDS
+
+    p.add_argument("--lp-max-words", type=int, default=DEFAULT_LP_MAX_WORDS, metavar="N",
+                   help="--lp: the LP of a sentence longer than N words is not solved (a "
+                        "note says so), as an unpruned first-order LP grows as n^3: 5 s and "
+                        f"0.8 GB at 60 words (default {DEFAULT_LP_MAX_WORDS}; 0: no cap)")
+
+
+def _lp_max_words(args) -> int | None:
+    if args.lp_max_words < 0:
+        raise UsageError(f"--lp-max-words must be at least 0, not {args.lp_max_words}")
+    return args.lp_max_words or None
+
+
+def _add_decoding_flags(p) -> None:
+    """How ``parse``, ``draw`` and ``serve`` decode: ``--confidence-temperature``,
+    ``--decoder`` and the decoders' options."""
     p.add_argument("--confidence-temperature", default=None, metavar="T[,T_LABEL]",
                    help="temperatures dividing the arc scores and the label scores for "
                         "--confidence (one value: both; default 1), fitted on held-out "
                         "data as eval/confidence.py does")
+    p.add_argument("--decoder", default=None, metavar="D",
+                   help="decode with D (mst, eisner, lp, ad3, ilp) instead of the decoder the "
+                        "model was trained with; it must handle the model's parts (order 1: "
+                        "any; higher orders: lp or ilp; order 2 with all-pairs siblings: "
+                        "also ad3)")
     add_flags(p, DECODERS, "decoder options (with --decoder, or for the model's decoder; "
                            "each for the decoders in brackets)")
-    p.set_defaults(run=_parse)
 
 
-def _parse(args) -> None:
-    from .pipeline import MissingComponentError, Parser
+def _load_parser(args):
+    """The :class:`Parser` of ``--model``, decoding with ``--decoder`` and the decoder
+    options given (a :class:`UsageError` for a decoder that cannot decode the model or
+    an option it does not take)."""
+    from .pipeline import Parser
 
-    if args.text is not None and args.input:
-        raise UsageError("give either --text or --input, not both")
-    _positive(jobs=args.jobs, kbest=args.kbest)
-    if args.max_words < 0:
-        raise UsageError(f"--max-words must be at least 0, not {args.max_words}")
-    fmt = _parse_format(args)
-    if args.text is not None and fmt != "text":
-        raise UsageError(f"--text is raw text; it cannot be read as {fmt}")
-    confidence = _confidence(args, fmt)
-    if args.kbest is not None and (args.certify or args.confidence):
-        raise UsageError("--kbest cannot go with --certify or --confidence: the k best "
-                         "trees are exact by construction and carry no certificate or "
-                         "confidence")
-    _check_outputs(args.output)
     parser = Parser.load(args.model)
     name = args.decoder or parser.config.decoder
     try:
@@ -251,6 +273,21 @@ def _parse(args) -> None:
             parser.use_decoder(name, **options)
     except ValueError as error:
         raise UsageError(f"{args.model}: {error}") from None
+    return parser
+
+
+def _parse(args) -> None:
+    from .pipeline import MissingComponentError
+
+    _positive(jobs=args.jobs, kbest=args.kbest)
+    fmt = _input_format(args)
+    confidence = _confidence(args, fmt)
+    if args.kbest is not None and (args.certify or args.confidence):
+        raise UsageError("--kbest cannot go with --certify or --confidence: the k best "
+                         "trees are exact by construction and carry no certificate or "
+                         "confidence")
+    _check_outputs(args.output)
+    parser = _load_parser(args)
     if args.kbest is not None and not parser.decoder.gives_kbest:
         raise UsageError(f"--kbest: decoder {parser.decoder.name!r} cannot give the k best "
                          "trees; use --decoder mst (first-order models) or --decoder ilp")
@@ -297,22 +334,42 @@ def _parse(args) -> None:
         print(parser.decodings.summary(), file=sys.stderr)
 
 
+def _input_format(args) -> str:
+    """The format of the input of ``parse`` or ``draw`` (:func:`_parse_format`), with
+    ``--text``, ``--input`` and ``--max-words`` checked."""
+    if args.text is not None and args.input:
+        raise UsageError("give either --text or --input, not both")
+    if args.max_words < 0:
+        raise UsageError(f"--max-words must be at least 0, not {args.max_words}")
+    fmt = _parse_format(args)
+    if args.text is not None and fmt != "text":
+        raise UsageError(f"--text is raw text; it cannot be read as {fmt}")
+    return fmt
+
+
 def _confidence(args, fmt: str):
     """The :class:`~learning.confidence.Temperatures` of ``--confidence`` (None without
     it), checked before any work: one or two positive temperatures, and an output with
     a MISC column (CoNLL-X has none)."""
+    conllx = fmt == "conllx" or (fmt == "auto" and bool(args.input)
+                                 and Path(args.input).suffix.lower() in CONLLX_SUFFIXES)
+    if args.confidence and conllx:
+        raise UsageError("--confidence writes to the MISC column, which CoNLL-X does not "
+                         "have; give CoNLL-U or raw text")
+    return _temperatures(args, args.confidence)
+
+
+def _temperatures(args, asked: bool):
+    """The :class:`~learning.confidence.Temperatures` of ``--confidence-temperature``
+    (default 1) when probabilities are ``asked`` for; else None, and the option is
+    refused if given."""
     from polyparse.learning.confidence import Temperatures
 
     text = args.confidence_temperature
-    if not args.confidence:
+    if not asked:
         if text is not None:
             raise UsageError("--confidence-temperature is for --confidence")
         return None
-    conllx = fmt == "conllx" or (fmt == "auto" and bool(args.input)
-                                 and Path(args.input).suffix.lower() in CONLLX_SUFFIXES)
-    if conllx:
-        raise UsageError("--confidence writes to the MISC column, which CoNLL-X does not "
-                         "have; give CoNLL-U or raw text")
     if text is None:
         return Temperatures()
     try:
@@ -329,10 +386,10 @@ PROGRESS_EVERY = 1000
 """Sentences between two progress lines when standard error is not a terminal."""
 
 
-def _progress(sentences):
+def _progress(sentences, done: str = "parsed"):
     """``sentences`` passed through, with progress on standard error: a tqdm bar on a
     terminal, else a log line every :data:`PROGRESS_EVERY` sentences (and none for
-    less)."""
+    less), saying what is ``done``."""
     if sys.stderr.isatty() and log.isEnabledFor(logging.INFO):
         from tqdm import tqdm
 
@@ -344,7 +401,7 @@ def _progress(sentences):
         words += len(sentence)
         yield sentence
         if count % PROGRESS_EVERY == 0:
-            log.info("parsed %d sentences (%d words) in %.0f s", count, words,
+            log.info("%s %d sentences (%d words) in %.0f s", done, count, words,
                      time.perf_counter() - start)
 
 
@@ -401,13 +458,9 @@ def _open_input(path: str | None):
 
 def _warn_unseen_scripts(tokenizer, text: str, name: str) -> None:
     """One warning for the scripts of ``text`` that the model's tokenizer never saw."""
-    unseen = tokenizer.unseen_scripts(text)
-    if unseen:
-        scripts = ", ".join(f"{script} ({n} character{'s' * (n > 1)})"
-                            for script, n in unseen.items())
-        log.warning("polyparse: warning: %s: text in a script that the model's tokenizer "
-                    "was not trained on: %s; it is likely to come out as one token and one "
-                    "sentence", name, scripts)
+    warning = tokenizer.unseen_scripts_warning(text)
+    if warning:
+        log.warning("polyparse: warning: %s: %s", name, warning)
 
 
 def _read_text(path: str | None) -> str:
@@ -423,6 +476,195 @@ def _read_text(path: str | None) -> str:
         line = data.count(b"\n", 0, error.start) + 1
         raise CorpusError(name, line, f"not valid UTF-8 (byte 0x{data[error.start]:02x}); "
                                       "the text must be encoded in UTF-8") from None
+
+
+# -- draw ----------------------------------------------------------------------------
+
+SVG_NAMES = r"\d{4,}\.svg"
+"""The files ``draw --svg-dir`` writes: ``0001.svg``, ``0002.svg``, ..."""
+
+
+def _add_draw(sub) -> None:
+    p = sub.add_parser(
+        "draw", help="draw trees (and LP relaxations) as SVG or HTML",
+        description="Draw the trees of a CoNLL-U file, or of raw text or CoNLL-U parsed "
+                    "with --model: the words with their UPOS under them, the arcs above "
+                    "with their labels (non-projective ones in purple), multiword tokens "
+                    "over their words. One self-contained SVG file per sentence "
+                    "(--svg-dir) or one HTML page (--html), where long sentences scroll "
+                    "sideways. With --model: --lp, --kbest, --confidence. --gold marks the "
+                    "heads and labels that differ from a gold file in red.")
+    p.add_argument("--model", metavar="M", help="parse the input with this model (.npz); "
+                   "without it, the trees the CoNLL-U input has are drawn")
+    _add_input_flags(p)
+    output = p.add_mutually_exclusive_group(required=True)
+    output.add_argument("--html", metavar="OUT.html", help="one HTML page of all sentences")
+    output.add_argument("--svg-dir", metavar="DIR", help="one SVG file per sentence, "
+                        "DIR/0001.svg, DIR/0002.svg, ...; DIR is replaced as a whole when "
+                        "done, so it must be new, empty or hold only such files")
+    p.add_argument("--lp", action="store_true",
+                   help="also draw the LP relaxation: the arcs of its solution with opacity "
+                        "by value, the tree it rounds to (dashed), its certificate and gap "
+                        "(needs --model; first-order LPs are integral)")
+    _add_lp_max_words_flag(p)
+    p.add_argument("--kbest", type=int, default=None, metavar="K",
+                   help="draw the K best trees side by side, the arcs where each differs "
+                        "from the first highlighted (needs --model and the mst or ilp "
+                        "decoder)")
+    p.add_argument("--confidence", action="store_true",
+                   help="colour each arc by the probability of its head and each label by "
+                        "its own, red (0) to green (1), as parse --confidence computes them "
+                        "(needs --model)")
+    p.add_argument("--gold", metavar="G", help="a gold treebank with the same sentences and "
+                   "words: heads and labels that differ from it are drawn in red")
+    _add_decoding_flags(p)
+    p.set_defaults(run=_draw)
+
+
+def _draw(args) -> None:
+    from .drawing import figure_html, figure_svg, page_end, page_start
+    from .pipeline import MissingComponentError
+    from .views import Views
+
+    _positive(kbest=args.kbest)
+    fmt = _input_format(args)
+    views = Views(lp=args.lp, kbest=args.kbest,
+                  confidence=_temperatures(args, args.confidence),
+                  lp_max_words=_lp_max_words(args))
+    if args.model is None:
+        needs = [flag for flag, given in (("--lp", args.lp), ("--kbest", args.kbest),
+                                          ("--confidence", args.confidence),
+                                          ("--decoder", args.decoder),
+                                          ("decoder options", _decoder_options_given(args)),
+                                          ("raw text", fmt == "text")) if given]
+        if needs:
+            raise UsageError(f"{', '.join(needs)}: needs a model to parse with (--model); "
+                             "without one, draw draws the trees a CoNLL-U input has")
+    _check_outputs(args.html)
+    if args.svg_dir:
+        check_writable(args.svg_dir, folder=SVG_NAMES)
+    gold = read_treebank(args.gold) if args.gold else None
+    parser = None
+    if args.model is not None:
+        parser = _load_parser(args)
+        try:
+            views.check(parser)
+        except ValueError as error:
+            raise UsageError(f"{args.model}: {error}") from None
+    name = "--text" if args.text is not None else args.input or "<stdin>"
+    try:
+        figures = _figures(parser, _draw_input(args, fmt, parser, name), views, gold,
+                           args.gold, name)
+        count = 0
+        if args.html:
+            with atomic_write(args.html) as out:
+                out.write(page_start(f"polyparse draw: {Path(name).name}"))
+                for count, figure in enumerate(figures, 1):
+                    out.write(figure_html(figure))
+                out.write(page_end())
+        else:
+            with atomic_directory(args.svg_dir) as folder:
+                for count, figure in enumerate(figures, 1):
+                    (folder / f"{count:04d}.svg").write_text(figure_svg(figure),
+                                                            encoding="utf-8")
+    except MissingComponentError as error:
+        raise UsageError(str(error)) from None
+    if count == 0:
+        log.warning("polyparse: warning: %s: no sentences to draw", name)
+    log.info("drew %d sentence%s to %s", count, "s" * (count != 1), args.html or args.svg_dir)
+
+
+def _decoder_options_given(args) -> bool:
+    return any(getattr(args, option, None) is not None
+               for cls in DECODERS.values() for option in cls.settable())
+
+
+def _draw_input(args, fmt: str, parser, name: str):
+    """The sentences ``draw`` reads: raw text tokenized and tagged by ``parser``, or
+    CoNLL-U as it is (with progress on standard error)."""
+    if fmt == "text":
+        parser.require("tokenizer", "parse raw text")        # before any input is read
+        parser.require("tagger", "parse raw text")
+        text = args.text if args.text is not None else _read_text(args.input)
+        _warn_unseen_scripts(parser.tokenizer, text, name)
+        return _progress(parser.tag_text(text, max_words=args.max_words or None), "drew")
+    return _progress(read_conllu(_open_input(args.input), fmt=fmt), "drew")
+
+
+def _figures(parser, sentences, views, gold, gold_name: str | None, name: str):
+    """The figure of each sentence: parsed by ``parser`` and drawn as ``views`` ask,
+    or its own tree (no parser); marked against the sentence of ``gold`` in the same
+    place, which must have the same words (a located error otherwise)."""
+    from .views import check_gold, given_figure, parsed_figure
+
+    golds = iter(gold) if gold is not None else None
+    for sentence in sentences:
+        gold_sentence = None
+        if golds is not None:
+            gold_sentence = next(golds, None)
+            if gold_sentence is None:
+                raise CorpusError(gold_name, None, f"has fewer sentences than {name}")
+            check_gold(sentence, gold_sentence)
+        if parser is None:
+            yield given_figure(sentence, gold_sentence)
+        else:
+            yield parsed_figure(parser, sentence, views, gold_sentence).figure
+    if golds is not None and next(golds, None) is not None:
+        raise CorpusError(gold_name, None, f"has more sentences than {name}")
+
+
+# -- serve ---------------------------------------------------------------------------
+
+def _add_serve(sub) -> None:
+    from .serve import ServeConfig
+
+    defaults = ServeConfig()
+    p = sub.add_parser(
+        "serve", help="a local web page that parses what you type and draws it",
+        description="Serve a web page that parses the text (or CoNLL-U) typed into it and "
+                    "shows the trees as polyparse draw draws them, with the LP relaxation, "
+                    "the k best trees and the confidence as switches, a download of the "
+                    "CoNLL-U and the decoding time. Listens on 127.0.0.1 (this machine "
+                    "only) unless --host says otherwise; Ctrl-C stops it.")
+    p.add_argument("--model", required=True, metavar="M", help="model file (.npz)")
+    p.add_argument("--host", default=defaults.host,
+                   help=f"address to listen on (default {defaults.host}: this machine only)")
+    p.add_argument("--port", type=int, default=defaults.port,
+                   help=f"port (default {defaults.port}; 0: any free port)")
+    p.add_argument("--max-request", type=int, default=defaults.max_request, metavar="BYTES",
+                   help="largest request taken; a larger one is refused with a message "
+                        f"(default {defaults.max_request:,})")
+    p.add_argument("--max-kbest", type=int, default=defaults.max_kbest, metavar="K",
+                   help=f"largest K of the k-best switch (default {defaults.max_kbest})")
+    _add_max_words_flag(p)
+    _add_lp_max_words_flag(p)
+    _add_decoding_flags(p)
+    p.set_defaults(run=_serve)
+
+
+def _serve(args) -> None:
+    from .serve import Server, ServeConfig, warm_up
+
+    _positive(max_request=args.max_request, max_kbest=args.max_kbest)
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be from 0 to 65535, not {args.port}")
+    if args.max_words < 0:
+        raise UsageError(f"--max-words must be at least 0, not {args.max_words}")
+    config = ServeConfig(host=args.host, port=args.port, max_request=args.max_request,
+                         max_kbest=args.max_kbest, max_words=args.max_words or None,
+                         lp_max_words=_lp_max_words(args),
+                         temperatures=_temperatures(args, True))
+    parser = _load_parser(args)
+    try:
+        server = Server(parser, config, Path(args.model).name)
+    except OSError as error:
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: "
+                         f"{error.strerror or error}") from None
+    with server:
+        warm_up(parser)
+        print(f"polyparse: serving {args.model} at {server.url} (Ctrl-C stops)",
+              file=sys.stderr, flush=True)
+        server.serve_forever()
 
 
 # -- eval ----------------------------------------------------------------------------
@@ -629,8 +871,8 @@ def build_parser() -> argparse.ArgumentParser:
                                  "prediction (ILP decoding, LP relaxation + MST rounding).")
     ap.add_argument("-q", "--quiet", action="store_true", help="only errors on stderr")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_train, _add_parse, _add_eval, _add_gap, _add_download,
-                _add_download_clusters):
+    for add in (_add_train, _add_parse, _add_draw, _add_serve, _add_eval, _add_gap,
+                _add_download, _add_download_clusters):
         add(sub)
     return ap
 

@@ -24,12 +24,13 @@ import numpy as np
 
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, ROOT, Sentence
 from polyparse.corpora.tokenizer import Tokenizer
-from polyparse.decoders import Certificate, CertificateCounts, ScoredTree
+from polyparse.decoders import (Certificate, CertificateCounts, DecodeResult, Decoder,
+                                ScoredTree, make_decoder)
 from polyparse.learning.confidence import (Temperatures, fit_temperatures, head_marginals,
                                            head_model, label_probabilities)
 from polyparse.learning.examples import Examples
 from polyparse.learning.inference import predict
-from polyparse.learning.model import LinearModel
+from polyparse.learning.model import Example, LinearModel
 from polyparse.learning.trainers import TrainReport, make_trainer
 
 from . import parser_file, training
@@ -85,6 +86,36 @@ class Analysis:
                 for key, probs in (("HeadProb", self.head_probs),
                                    ("DeprelProb", self.label_probs))})
         return sentence
+
+
+RELAXED_DECODERS = frozenset({"lp", "ad3"})
+"""Decoders whose result is the optimum of the LP relaxation (fractional in general) and
+its rounding (:meth:`Parser.relax`)."""
+
+
+@dataclass(frozen=True)
+class Relaxation:
+    """The LP relaxation of one sentence under the model, and the tree it rounds to
+    (:meth:`Parser.relax`).
+
+    Attributes
+    ----------
+    analysis:
+        The rounded tree, labelled as :meth:`Parser.analyze` labels trees, with the
+        relaxed decoder's :class:`~decoders.base.Certificate`: ``lp-integral`` (the
+        relaxation's optimum is a tree, hence optimal), ``rounded`` (with the LP optimum
+        as the upper bound and the gap) or ``time-limit``.
+    arc_values:
+        ``float64 (n + 1, n + 1)``: ``arc_values[h, m]`` is the arc variable
+        ``z_hm`` of the relaxation's optimum (``docs/algorithms.md`` section 3), 0 for an
+        arc that is not a candidate.
+    decoder:
+        The decoder that solved it (``lp`` or ``ad3``).
+    """
+
+    analysis: Analysis
+    arc_values: np.ndarray
+    decoder: str
 
 
 class Parser:
@@ -207,15 +238,13 @@ class Parser:
             result = self.decoder.decode_arcs(S)
             label_ids = labels[result.heads[1:], words]
         else:
-            example = self.model.example(seen)
-            result, labels = predict(self.model, example, self.decoder)
-            label_ids = labels[self.model.arc_rows(result.heads, example)]
+            result, label_ids, _ = self._decode_parts(seen, self.decoder)
             if confidence is not None:
                 S, _ = head_model(self.model).arc_scores(seen)
         heads = result.heads
         certificate = self.decoder.certificate(result)
         self.decodings.add(certificate)
-        parsed = sentence.with_tree(heads, [ROOT] + [self.model.labels[i] for i in label_ids])
+        parsed = self._labelled(sentence, heads, label_ids)
         if confidence is None:
             return Analysis(parsed, certificate)
         marginals = head_marginals(S, confidence.head, self.config.single_root)
@@ -231,11 +260,44 @@ class Parser:
         return fit_temperatures(self.model, [self._seen(s) for s in sentences],
                                 self.config.single_root)
 
-    def parse_kbest(self, sentence: Sentence, k: int) -> list[Sentence]:
-        """The ``k`` best trees of ``sentence`` (fewer when it has fewer), best first, as
-        copies of it with predicted HEAD and DEPREL (labelled as :meth:`parse_one` does)
-        and the comments ``# kbest_rank = r`` (1, 2, ...) and ``# kbest_score = s`` (the
-        model's score of the tree). The decoder must give exact k-best trees
+    def relax(self, sentence: Sentence) -> Relaxation:
+        """The LP relaxation of ``sentence`` (its tags as given) under the model's
+        scores: its arc values and the tree they round to (:class:`Relaxation`).
+
+        It is solved by the parser's decoder when that is a relaxation
+        (:data:`RELAXED_DECODERS`: ``lp``, ``ad3``), otherwise by ``lp`` with its
+        default options (the multi-commodity-flow formulation of
+        :mod:`decoders.formulation`, which is tight for a first-order model: its arc
+        values are then integral, up to ties). Not counted in :attr:`decodings`.
+        """
+        decoder = (self.decoder if self.decoder.name in RELAXED_DECODERS
+                   else make_decoder("lp", self.config.single_root))
+        if len(sentence) == 0:
+            return Relaxation(Analysis(sentence, Certificate("lp-integral", 0.0)),
+                              np.zeros((1, 1)), decoder.name)
+        result, label_ids, example = self._decode_parts(self._seen(sentence), decoder)
+        parsed = self._labelled(sentence, result.heads, label_ids)
+        return Relaxation(Analysis(parsed, decoder.certificate(result)),
+                          example.parts.arc_matrix(result.output, fill=0.0), decoder.name)
+
+    def _decode_parts(self, seen: Sentence, decoder: Decoder
+                      ) -> tuple[DecodeResult, np.ndarray, Example]:
+        """Decode ``seen`` over the model's parts with ``decoder``: the result, the label
+        id of each word's arc in its tree, and the example decoded."""
+        example = self.model.example(seen)
+        result, labels = predict(self.model, example, decoder)
+        return result, labels[self.model.arc_rows(result.heads, example)], example
+
+    def _labelled(self, sentence: Sentence, heads: np.ndarray,
+                  label_ids: np.ndarray) -> Sentence:
+        """``sentence`` with the tree ``heads`` and the labels ``label_ids`` (one per
+        word)."""
+        return sentence.with_tree(heads, [ROOT] + [self.model.labels[i] for i in label_ids])
+
+    def kbest(self, sentence: Sentence, k: int) -> list[tuple[Sentence, float]]:
+        """The ``k`` best trees of ``sentence`` (fewer when it has fewer), best first:
+        copies of it with predicted HEAD and DEPREL (labelled as :meth:`parse_one` does),
+        each with the model's score of its tree. The decoder must give exact k-best trees
         (:attr:`~decoders.base.Decoder.gives_kbest`: ``mst`` or ``ilp``); the first tree
         is :meth:`parse_one`'s."""
         if len(sentence) == 0:
@@ -251,10 +313,16 @@ class Parser:
             trees = self.decoder.kbest(example.parts, scores.parts, k)
             names = [self.model.label_names(tree.heads, example, scores.labels)
                      for tree in trees]
-        return [sentence.with_tree(tree.heads, tree_names).with_comments(
-                    [f"# kbest_rank = {rank}", f"# kbest_score = {tree.score:.6f}"],
-                    first=rank == 1)
-                for rank, (tree, tree_names) in enumerate(zip(trees, names), 1)]
+        return [(sentence.with_tree(tree.heads, tree_names), tree.score)
+                for tree, tree_names in zip(trees, names)]
+
+    def parse_kbest(self, sentence: Sentence, k: int) -> list[Sentence]:
+        """The trees of :meth:`kbest` as ``parse --kbest`` writes them: each copy with
+        the comments ``# kbest_rank = r`` (1, 2, ...) and ``# kbest_score = s`` (the
+        model's score of the tree) after the sentence's own comments."""
+        return [parsed.with_comments([f"# kbest_rank = {rank}",
+                                      f"# kbest_score = {score:.6f}"], first=rank == 1)
+                for rank, (parsed, score) in enumerate(self.kbest(sentence, k), 1)]
 
     def _seen(self, sentence: Sentence) -> Sentence:
         """What the parser's features see of ``sentence`` (lemmas only if trained on)."""
@@ -334,6 +402,16 @@ class Parser:
         longer than ``max_words`` words is cut (:meth:`Tokenizer.tokenize`; None: never)."""
         self.require("tokenizer", "parse raw text")
         return self.tokenizer.to_sentences(text, id_prefix=id_prefix, max_words=max_words)
+
+    def tag_text(self, text: str, *, id_prefix: str = "",
+                 max_words: int | None = MAX_SENTENCE_WORDS) -> Iterator[Sentence]:
+        """The sentences of :meth:`tokenize`, lazily, tagged and lemmatized (:meth:`tag`,
+        :data:`CHUNK` sentences at a time) but not parsed."""
+        self.require("tokenizer", "parse raw text")        # now, not when first asked
+        self.require("tagger", "parse raw text")
+        chunks = _chunks(self.tokenizer.iter_sentences(text, id_prefix=id_prefix,
+                                                       max_words=max_words), CHUNK)
+        return (tagged for chunk in chunks for tagged in self.tag(chunk))
 
     def parse_text(self, text: str, *, id_prefix: str = "", jobs: int = 1,
                    max_words: int | None = MAX_SENTENCE_WORDS) -> list[Sentence]:

@@ -58,7 +58,8 @@ def test_save_load_parse_is_identical(sample_model_path, tmp_path, sample_dev):
 
 
 def test_help_for_every_command():
-    for command in ("train", "parse", "eval", "gap", "download", "download-clusters"):
+    for command in ("train", "parse", "draw", "serve", "eval", "gap", "download",
+                    "download-clusters"):
         result = run_cli(command, "--help")
         assert result.returncode == 0 and "usage: polyparse " + command in result.stdout
 
