@@ -50,9 +50,11 @@ def _add_train(sub) -> None:
     p.add_argument("--dev", metavar="FILE", help="dev treebank: UAS/LAS after every epoch")
     p.add_argument("--model", required=True, metavar="OUT", help="model file to write (.npz)")
     p.add_argument("--decoder", default=None, help="decoder: mst (non-projective; default "
-                   "for --order 1), eisner (projective), ilp (exact; default for higher "
-                   "orders), lp (LP relaxation + MST rounding + local search) or ad3 (the "
-                   "same relaxation by AD3; order 2 with all-pairs siblings)")
+                   "for --order 1), eisner (projective), ad3-exact (exact, branch and bound "
+                   "on AD3's bounds; default for --order 2 with all-pairs siblings), ilp "
+                   "(exact; default for the other orders), lp (LP relaxation + MST "
+                   "rounding + local search) or ad3 (the same relaxation by AD3; orders 1 "
+                   "and 2 with all-pairs siblings)")
     p.add_argument("--order", choices=["1", "2", "full"], default="1",
                    help="parts scored: 1 = arcs; 2 = + grandparents and siblings; full = "
                         "2 + valency and non-projective arcs (default 1)")
@@ -98,13 +100,16 @@ def _add_train(sub) -> None:
 
 
 def _train(args) -> None:
+    from .config import default_decoder
     from .pipeline import Parser, TrainConfig
     from .warmup import warm_kernels
 
     _positive(jackknife=args.jackknife, tagger_epochs=args.tagger_epochs)
     if args.no_tagger and args.word_clusters:
         raise UsageError("--word-clusters are features of the tagger: drop --no-tagger")
-    decoder = args.decoder or ("mst" if args.order == "1" else "ilp")
+    parts = dict(order=args.order, **_given(consecutive_siblings=args.consecutive_siblings
+                                            or None))
+    decoder = args.decoder or default_decoder(parts)
     if decoder not in DECODERS:
         raise UsageError(f"unknown decoder {decoder!r}; choose from {', '.join(sorted(DECODERS))}")
     try:
@@ -124,8 +129,7 @@ def _train(args) -> None:
         trainer_options=trainer_options,
         decoder_options=decoder_options,
         features=_given(bits=args.bits, label_bits=args.label_bits),
-        parts=dict(order=args.order, **_given(consecutive_siblings=args.consecutive_siblings
-                                              or None)),
+        parts=parts,
         pruner=_given(max_heads=args.max_heads),
         tagger=None if args.no_tagger else _given(epochs=args.tagger_epochs,
                                                   clusters=args.word_clusters),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from polyparse.decoders import Decoder, make_decoder
+from polyparse.decoders import Decoder, decoder_class, make_decoder
 from polyparse.decoders.higher_order import build_parts
 
 
@@ -70,6 +70,18 @@ class TrainConfig:
         if relaxed is not None and settings.get("trainer_options", {}).get("eta"):
             settings["trainer_options"] = {**settings["trainer_options"], "relaxed": relaxed}
         return cls(**settings)
+
+
+def default_decoder(parts: dict) -> str:
+    """The decoder a model with parts ``parts`` (:func:`build_parts`' options) is
+    trained and parsed with unless one is chosen: ``mst`` for arcs alone, else exact
+    decoding by AD3's branch and bound where its factor graph holds the parts (order 2
+    with all-pairs siblings: the ILP's trees, 6-7x faster on en_ewt,
+    ``eval/results/decoders_en_ewt.md``), else the ILP."""
+    offsets = set(build_parts(3, **parts).offsets)
+    if offsets <= decoder_class("mst").part_types:
+        return "mst"
+    return "ad3-exact" if offsets <= decoder_class("ad3-exact").part_types else "ilp"
 
 
 def config_decoder(config: TrainConfig) -> Decoder:
