@@ -1,6 +1,9 @@
 """The command line end to end on the sample treebank, and its handling of bad input."""
 
+import contextlib
+import io
 import json
+import os
 import subprocess
 import sys
 
@@ -18,6 +21,15 @@ def run_cli(*args, stdin=None):
     """Run ``polyparse`` in a subprocess, as a user would."""
     return subprocess.run([sys.executable, "-m", "polyparse.parser.cli", *map(str, args)],
                           input=stdin, capture_output=True, text=True)
+
+
+def run_main(*args) -> subprocess.CompletedProcess:
+    """Run ``polyparse`` in this process (a second start of Python and of its kernels
+    costs seconds), with what it writes on standard output and error."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(map(str, args)))
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def test_parse_changes_only_head_and_deprel(sample_model_path, tmp_path):
@@ -57,11 +69,15 @@ def test_save_load_parse_is_identical(sample_model_path, tmp_path, sample_dev):
     assert [s.to_text() for s in again.parse(sample_dev)] == first
 
 
-def test_help_for_every_command():
+def test_help_for_every_command(capsys):
+    result = run_cli("--help")
+    assert result.returncode == 0 and "usage: polyparse" in result.stdout
     for command in ("train", "parse", "draw", "serve", "eval", "gap", "download",
                     "download-clusters"):
-        result = run_cli(command, "--help")
-        assert result.returncode == 0 and "usage: polyparse " + command in result.stdout
+        with pytest.raises(SystemExit) as stop:
+            main([command, "--help"])
+        assert stop.value.code == 0
+        assert "usage: polyparse " + command in capsys.readouterr().out
 
 
 BAD_HEAD = "1\tHello\thello\tINTJ\tUH\t_\t7\troot\t_\t_\n\n"
@@ -77,7 +93,7 @@ def test_bad_training_file_is_one_clear_line_and_no_model(tmp_path, text, messag
     bad = tmp_path / "bad.conllu"
     bad.write_text(text)
     model = tmp_path / "model.npz"
-    result = run_cli("train", "--train", bad, "--model", model)
+    result = run_main("train", "--train", bad, "--model", model)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert message in result.stderr and result.stderr.startswith("polyparse: error:")
@@ -86,7 +102,7 @@ def test_bad_training_file_is_one_clear_line_and_no_model(tmp_path, text, messag
 
 def test_jobs_without_mini_batches_is_a_usage_error(tmp_path):
     model = tmp_path / "model.npz"
-    result = run_cli("train", "--train", SAMPLE / "train.conllu", "--model", model,
+    result = run_main("train", "--train", SAMPLE / "train.conllu", "--model", model,
                      "--no-tagger", "--jobs", "2", "--batch", "1")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "2 jobs need mini-batches of at least 2 sentences" in result.stderr
@@ -110,7 +126,7 @@ def test_damaged_or_missing_model_is_a_clear_error(tmp_path):
     damaged = tmp_path / "damaged.npz"
     damaged.write_bytes(b"PK\x03\x04 not really a zip")
     for model in (damaged, tmp_path / "missing.npz"):
-        result = run_cli("parse", "--model", model, stdin="")
+        result = run_main("parse", "--model", model, "--input", os.devnull)
         assert result.returncode == 2 and "Traceback" not in result.stderr
         assert str(model) in result.stderr
 
@@ -150,7 +166,7 @@ def test_bad_word_clusters_are_one_clear_line_and_no_model(tmp_path, args, messa
     bad = tmp_path / "paths"
     bad.write_text("0\tthe\n01x\ta\n")
     model = tmp_path / "model.npz"
-    result = run_cli("train", "--train", SAMPLE / "train.conllu", "--model", model,
+    result = run_main("train", "--train", SAMPLE / "train.conllu", "--model", model,
                      *[a.format(bad=bad) for a in args])
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert message in result.stderr and not model.exists()
