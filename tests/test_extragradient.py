@@ -122,7 +122,7 @@ def test_cli_trains_at_order_1_and_parses_dev(tmp_path):
 
     model, out = tmp_path / "model.npz", tmp_path / "dev.conllu"
     train = tmp_path / "train.conllu"
-    train.write_text("".join(s.to_text() for s in read_treebank(SAMPLE / "train.conllu")[:200]))
+    train.write_text("".join(s.to_text() for s in read_treebank(SAMPLE / "train.conllu")[:120]))
     assert main(["train", "--train", str(train), "--model", str(model), "--no-tagger",
                  "--trainer", "extragradient", "--eta", "0.1", "--epochs", "8",
                  "--bits", "18", "--label-bits", "12"]) == 0

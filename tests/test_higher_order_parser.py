@@ -13,9 +13,10 @@ SMALL = {"bits": 18, "label_bits": 12}
 
 @pytest.fixture(scope="module")
 def order2_model(tmp_path_factory, sample_train):
-    """Order-2 model, pruned to 3 heads per word, trained with eta = 0.5 for one epoch."""
+    """Order-2 model, pruned to 3 heads per word, trained with eta = 0.5 for one epoch
+    (exact inference by AD3 and branch and bound, order 2's default)."""
     path = tmp_path_factory.mktemp("order2") / "order2.npz"
-    config = TrainConfig(epochs=1, decoder="ilp", features=SMALL,
+    config = TrainConfig(epochs=1, decoder="ad3-exact", features=SMALL,
                          trainer_options={"eta": 0.5}, parts={"order": "2"},
                          pruner={"max_heads": 3, "epochs": 1})
     parser = Parser.train(sample_train[:150], config)

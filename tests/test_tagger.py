@@ -489,7 +489,7 @@ def test_beats_most_frequent_tag_baseline_on_en_ewt():
     train_path, dev_path = UD / "en_ewt" / "train.conllu", UD / "en_ewt" / "dev.conllu"
     if not (train_path.exists() and dev_path.exists()):
         pytest.skip(f"{UD / 'en_ewt'} not found")
-    train = read_treebank(train_path)[:3000]
+    train = read_treebank(train_path)[:1500]     # UPOS 0.919 against the baseline's 0.814
     dev = read_treebank(dev_path)[:500]
     tagger = Tagger().fit(train, epochs=4, seed=0)
     ours = accuracy(dev, tagger.predict(dev))

@@ -120,8 +120,8 @@ def test_arc_factored_decoders_refuse_higher_order_models():
                                               ("hu", {"sweeps": 1, "epsilon": 0.1})])
 def test_message_passing_trainers_parse_dev_at_order_2(trainer, options, sample_train,
                                                        sample_dev):
-    config = TrainConfig(trainer=trainer, epochs=2, features=SMALL, parts={"order": "2"}, decoder="ilp",
-                         pruner={"max_heads": 3, "epochs": 1},
+    config = TrainConfig(trainer=trainer, epochs=2, features=SMALL, parts={"order": "2"},
+                         decoder="ad3-exact", pruner={"max_heads": 3, "epochs": 1},
                          trainer_options=dict(options, lambda_=1e-4))
     parser = Parser.train(sample_train[:60], config, sample_dev[:40])
     assert all("dual_value" in e.extra for e in parser.report.epochs)
