@@ -101,7 +101,7 @@ def test_cli_flags_come_from_the_declarations(tmp_path, capsys):
 def test_parallel_inference_gives_the_serial_result(sample_train, trainer, options, parts):
     def train(jobs):
         config = TrainConfig(trainer=trainer, epochs=1, seed=5, features=SMALL, parts=parts,
-                             decoder="ilp" if parts else "mst",
+                             decoder="ad3-exact" if parts else "mst",
                              pruner={"max_heads": 3, "epochs": 1},
                              trainer_options=dict(options, batch=4, jobs=jobs))
         return Parser.train(sample_train[:60], config)
