@@ -658,13 +658,14 @@ def _serve(args) -> None:
                          max_kbest=args.max_kbest, max_words=args.max_words or None,
                          lp_max_words=_lp_max_words(args),
                          temperatures=_temperatures(args, True))
-    parser = _load_parser(args)
     try:
-        server = Server(parser, config, Path(args.model).name)
+        server = Server(config)
     except OSError as error:
         raise UsageError(f"cannot listen on {args.host}:{args.port}: "
                          f"{error.strerror or error}") from None
     with server:
+        parser = _load_parser(args)
+        server.load(parser, Path(args.model).name)
         warm_up(parser)
         print(f"polyparse: serving {args.model} at {server.url} (Ctrl-C stops)",
               file=sys.stderr, flush=True)

@@ -168,11 +168,19 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128        # connections waiting to be accepted (socket backlog)
 
-    def __init__(self, parser: Parser, config: ServeConfig, model_name: str) -> None:
-        self.parser = parser
+    def __init__(self, config: ServeConfig) -> None:
+        """Listen on the configured address at once, so that a port in use is reported
+        before a model is loaded; :meth:`load` gives the server its parser."""
         self.config = config
-        self.page = _page(parser, config, model_name).encode("utf-8")
+        self.parser: Parser | None = None
+        self.page = b""
         super().__init__((config.host, config.port), Handler)
+
+    def load(self, parser: Parser, model_name: str) -> "Server":
+        """Serve ``parser`` (before :meth:`serve_forever`), its page naming ``model_name``."""
+        self.parser = parser
+        self.page = _page(parser, self.config, model_name).encode("utf-8")
+        return self
 
     @property
     def url(self) -> str:

@@ -42,7 +42,7 @@ def page(request):
         pytest.skip("no Chromium on the PATH (apt-get install chromium)")
     parser = Parser.load(request.getfixturevalue("sample_model_path"))
     warm_up(parser)
-    server = Server(parser, ServeConfig(port=0), "sample.npz")
+    server = Server(ServeConfig(port=0)).load(parser, "sample.npz")
     threading.Thread(target=server.serve_forever, daemon=True).start()
     browser = Browser(binary)
     try:

@@ -27,8 +27,8 @@ from test_draw import gold_tree, tree_of
 @pytest.fixture(scope="module")
 def server(sample_model_path):
     """The sample model served on a free port of 127.0.0.1, in a thread."""
-    served = Server(Parser.load(sample_model_path),
-                    ServeConfig(port=0, max_request=4096, lp_max_words=10), "sample.npz")
+    served = Server(ServeConfig(port=0, max_request=4096, lp_max_words=10))
+    served.load(Parser.load(sample_model_path), "sample.npz")
     thread = threading.Thread(target=served.serve_forever, daemon=True)
     thread.start()
     yield served
