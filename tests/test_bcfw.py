@@ -64,7 +64,7 @@ def test_gap_tolerance_stops_training(twenty):
 
 def test_bcfw_parses_dev_at_order_2_and_refuses_full(sample_train, sample_dev):
     config = TrainConfig(trainer="bcfw", epochs=3, features={"bits": 20, "label_bits": 14},
-                         parts={"order": "2"}, decoder="ilp",
+                         parts={"order": "2"}, decoder="ad3-exact",
                          pruner={"max_heads": 3, "epochs": 1},
                          trainer_options={"lambda_": 1e-4, "pairwise": True})
     parser = Parser.train(sample_train[:80], config, sample_dev[:40])
