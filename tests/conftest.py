@@ -38,15 +38,24 @@ def sample_model_path(tmp_path_factory, sample_train):
     every epoch, feature spaces sized from the data) but small: the first
     :data:`MODEL_SENTENCES` sentences of the sample, 2 epochs, a tagger of 4 epochs
     jackknifed in 3 folds."""
+    import fcntl
+
     from polyparse.parser.cli import main
 
-    folder = tmp_path_factory.mktemp("model")
-    train = folder / "train.conllu"
-    train.write_text("".join(s.to_text() for s in sample_train[:MODEL_SENTENCES]))
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent                  # one model for all the workers of a run
+    folder = root / "sample-model"
+    folder.mkdir(exist_ok=True)
     path = folder / "sample.npz"
-    assert main(["-q", "train", "--train", str(train), "--dev", str(SAMPLE / "dev.conllu"),
-                 "--model", str(path), "--epochs", "2", "--jackknife", "3",
-                 "--tagger-epochs", "4"]) == 0
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)    # the first worker trains, the others wait
+        if not path.exists():               # written whole or not at all (model_file)
+            train = folder / "train.conllu"
+            train.write_text("".join(s.to_text() for s in sample_train[:MODEL_SENTENCES]))
+            assert main(["-q", "train", "--train", str(train), "--dev",
+                         str(SAMPLE / "dev.conllu"), "--model", str(path), "--epochs", "2",
+                         "--jackknife", "3", "--tagger-epochs", "4"]) == 0
     return path
 
 
