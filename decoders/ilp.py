@@ -101,6 +101,7 @@ class ILPDecoder(Decoder):
 
     part_types = frozenset(PartType)
     gives_kbest = True
+    honors_constraints = True
 
     def __init__(self, *, single_root: bool = True, solver: str = "highs",
                  flow: str = "multi", branch_flow: str = "single", lp_first: bool = True,
@@ -162,6 +163,16 @@ class ILPDecoder(Decoder):
             if incumbent is None or relaxed.stats["rounded_value"] > incumbent:
                 heads = relaxed.heads
         return self._result(parts, scores, heads, stats)
+
+    def decode_labeled(self, parts: Parts, scores: np.ndarray, problem):
+        """Exact labeled decoding (:func:`~decoders.labeled.solve_labeled`): branch and
+        bound by HiGHS on the ``branch_flow`` program with the label variables, the
+        projectivity cuts added lazily. ``solver``, ``lp_first`` and ``time_limit`` do
+        not apply (no time limit: a constrained tree is never traded for a cheaper one)."""
+        from .labeled import solve_labeled
+
+        return solve_labeled(parts, scores, problem, single_root=self.single_root,
+                             flow=self.branch_flow)
 
     def certificate(self, result: DecodeResult) -> Certificate:
         """``"exact"`` (an integral LP first or branch and bound to a zero gap), or
