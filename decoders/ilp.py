@@ -166,13 +166,15 @@ class ILPDecoder(Decoder):
 
     def decode_labeled(self, parts: Parts, scores: np.ndarray, problem):
         """Exact labeled decoding (:func:`~decoders.labeled.solve_labeled`): branch and
-        bound by HiGHS on the ``branch_flow`` program with the label variables, the
-        projectivity cuts added lazily. ``solver``, ``lp_first`` and ``time_limit`` do
-        not apply (no time limit: a constrained tree is never traded for a cheaper one)."""
+        bound by HiGHS (the ``branch_flow`` program, or the multi-commodity one when
+        punctuation must be projective), after the LP relaxation when that is not
+        integral. ``solver`` and ``lp_first`` do not apply. With ``time_limit`` the
+        incumbent at the limit is returned (``stats["fallback"]``): it satisfies every
+        constraint but may not be optimal."""
         from .labeled import solve_labeled
 
         return solve_labeled(parts, scores, problem, single_root=self.single_root,
-                             flow=self.branch_flow)
+                             flow=self.branch_flow, time_limit=self.time_limit)
 
     def certificate(self, result: DecodeResult) -> Certificate:
         """``"exact"`` (an integral LP first or branch and bound to a zero gap), or
