@@ -82,6 +82,10 @@ def _add_train(sub) -> None:
     p.add_argument("--no-tagger", action="store_true",
                    help="train no tagger: the parser learns from the gold UPOS/XPOS/LEMMA of "
                         "the treebank, as before (parse then needs tagged CoNLL-U input)")
+    p.add_argument("--no-ud-rules", action="store_true",
+                   help="do not learn UD's validator rules from the training treebank (by "
+                        "default a model trained on UD data learns those its data keeps "
+                        "and enforces them when it parses)")
     p.add_argument("--jackknife", type=int, default=10, metavar="K",
                    help="the parser is trained on tags predicted by K-fold jackknifing "
                         "(default 10)")
@@ -133,7 +137,7 @@ def _train(args) -> None:
         pruner=_given(max_heads=args.max_heads),
         tagger=None if args.no_tagger else _given(epochs=args.tagger_epochs,
                                                   clusters=args.word_clusters),
-        jackknife=args.jackknife)
+        jackknife=args.jackknife, ud_rules=not args.no_ud_rules)
     start = time.perf_counter()
     try:
         warm_kernels(train, config, dev)

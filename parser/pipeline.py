@@ -59,6 +59,12 @@ honor constraints and the ILP decodes them: the incumbent then (which satisfies 
 constraint) is kept, with a ``time-limit`` certificate. ``--decoder ilp --time-limit``
 sets another."""
 
+CONSTRAINED_MAX_WORDS = 100
+"""The UD rules are enforced on sentences of at most this many words (longer ones are
+parsed without them, counted in :attr:`Parser.constrained` as ``too_long``): labeled
+decoding goes through an integer program. The user's constraints are enforced at any
+length."""
+
 CONSTRAINED_HEADS = 8
 """Candidate heads per word in labeled decoding for a model without a pruner (order 1):
 the best by arc score, plus the arcs of the unconstrained best tree (so that some tree is
@@ -246,7 +252,7 @@ class Parser:
             parser.report.epochs.append(stats)
             if checkpoint is not None:
                 parser.save(checkpoint)
-        parser.ud_rules = learn_rules(train)
+        parser.ud_rules = learn_rules(train) if config.ud_rules else UDRules()
         if parser.ud_rules.rules:
             log.info("UD rules holding in the training data: %d of %d (%s)",
                      len(parser.ud_rules.rules), len(parser.ud_rules.counts),
@@ -321,8 +327,19 @@ class Parser:
                             label_scores, label_ids, confidence.label)]))
 
     def _constrains(self, sentence: Sentence, constraints: Constraints | None) -> bool:
-        return bool(self.use_ud_rules and self.ud_rules.rules) or (
+        return self._rules_apply(sentence) or (
             constraints is not None and constraints.applies(sentence))
+
+    def _rules_apply(self, sentence: Sentence) -> bool:
+        """Whether the UD rules are enforced on ``sentence`` (:attr:`use_ud_rules`, the
+        model has rules, at most :data:`CONSTRAINED_MAX_WORDS` words; a longer one is
+        counted as ``too_long``)."""
+        if not (self.use_ud_rules and self.ud_rules.rules):
+            return False
+        if len(sentence) > CONSTRAINED_MAX_WORDS:
+            self.constrained["too_long"] += 1
+            return False
+        return True
 
     def decode_constrained(self, sentence: Sentence, constraints: Constraints | None = None
                            ) -> tuple[LabeledResult, Certificate]:
@@ -336,7 +353,8 @@ class Parser:
         sentence (counted in :attr:`constrained`); when the user's constraints admit none
         (alone or with the UD rules), :class:`~parser.constraints.ConstraintError` names
         the sentence and the conflict."""
-        rules = frozenset(self.ud_rules.rules) if self.use_ud_rules else frozenset()
+        rules = frozenset(self.ud_rules.rules) if self.use_ud_rules \
+            and len(sentence) <= CONSTRAINED_MAX_WORDS else frozenset()
         user = constraints if constraints is not None and constraints.applies(sentence) \
             else None
         if user is not None:
