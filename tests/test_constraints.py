@@ -313,3 +313,18 @@ def test_udvalidate_on_real_sample(parser, tmp_path):
     enforced = set(learn_rules(train).rules)
     assert sum(counts[False].values()) > 0
     assert not {rule: c for rule, c in counts[True].items() if rule in enforced}
+
+
+def test_model_file_keeps_rules_and_old_files_have_none(tmp_path, parser):
+    from polyparse.parser import model_file
+    from polyparse.parser.pipeline import Parser
+
+    path = tmp_path / "m.npz"
+    parser.save(path)
+    assert Parser.load(path).ud_rules.rules == parser.ud_rules.rules != ()
+    stored = model_file.load(path)
+    assert stored.metadata["ud_rules"]["counts"]["too-many-subjects"][0] > 0
+    del stored.metadata["ud_rules"]                       # a file from before issue 14
+    old = tmp_path / "old.npz"
+    model_file.save(old, stored)
+    assert Parser.load(old).ud_rules.rules == ()
