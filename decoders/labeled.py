@@ -346,7 +346,7 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
         raise Infeasible("no labeled tree satisfies the constraints")
     if res.status != 0:
         raise ValueError(f"labeled LP not solved: {res.message}")
-    x = np.clip(res.x, 0.0, 1.0)
+    x = lp_x = np.clip(res.x, 0.0, 1.0)
     integral = bool(np.all(np.minimum(x[program.integrality == 1],
                                       1 - x[program.integrality == 1]) <= INTEGRALITY_TOL))
     stats.update(lp_value=-float(res.fun), time_lp=time.perf_counter() - built,
@@ -375,7 +375,13 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
         if res.status == 2:
             raise Infeasible("no labeled tree satisfies the constraints")
         if res.x is None and time_limit is not None:
-            time_limit = None               # no incumbent yet: no tree to fall back on
+            # no incumbent: the LP's rounded tree if it breaks nothing, else search on
+            heads = round_to_tree(parts, np.round(lp_x[:program.form.n_parts], 4), single_root)
+            labels = _labels_of(program, lp_x, heads)
+            if labels is not None and not violated(parts, problem, program, heads, labels):
+                stats.update(fallback=True, fallback_stage="ilp")
+                return _result(parts, scores, problem, heads, labels, stats)
+            time_limit = None
             continue
         if res.x is None:
             raise ValueError(f"labeled ILP not solved: {res.message}")

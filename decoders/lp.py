@@ -194,11 +194,12 @@ class LPDecoder(Decoder):
         word's label by its largest label variable); when the rounded labeled tree
         breaks a constraint, the exact program decides that sentence instead
         (``stats["rule_fallback"]``), so no hard constraint is ever broken
-        (:func:`~decoders.labeled.solve_labeled`)."""
+        (:func:`~decoders.labeled.solve_labeled`). ``time_limit`` bounds that branch and
+        bound (its incumbent, which satisfies every constraint, is then kept)."""
         from .labeled import solve_labeled
 
         return solve_labeled(parts, scores, problem, single_root=self.single_root,
-                             relaxed=True, flow=self.flow)
+                             relaxed=True, flow=self.flow, time_limit=self.time_limit)
 
     def certificate(self, result: DecodeResult) -> Certificate:
         """``"time-limit"`` after a fallback; ``"lp-integral"`` when the LP's arcs are
