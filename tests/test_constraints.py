@@ -147,12 +147,15 @@ def parser(sample_train):
     model.weights = np.random.default_rng(0).normal(size=model.dim)
     out = Parser(model, TrainConfig(tokenizer=None, tagger=None, lemmatizer=None),
                  ud_rules=learn_rules(sample_train))
+    # random weights make hard programs: a short limit keeps the tests fast (the
+    # incumbent at the limit satisfies every constraint all the same)
+    out.use_decoder("ilp", time_limit=2.0)
     return out
 
 
 @pytest.fixture(scope="module")
 def dev():
-    return read_treebank(SAMPLE / "dev.conllu")[:12]
+    return read_treebank(SAMPLE / "dev.conllu")[:8]
 
 
 def test_rules_enforced_by_parser(parser, dev):
@@ -248,11 +251,11 @@ def test_infeasible_names_sentence_and_conflict(parser, dev):
 
 
 def test_lp_decoder_never_breaks_rules(parser, dev):
-    parser.use_decoder("lp")
+    parser.use_decoder("lp", time_limit=2.0)
     try:
-        out = list(parser.parse(dev[:6]))
+        out = list(parser.parse(dev[:4]))
     finally:
-        parser.use_decoder("mst")
+        parser.use_decoder("ilp", time_limit=2.0)
     assert sum(sum(check(s)[1].values()) for s in out) == 0
 
 
@@ -296,7 +299,8 @@ def test_udvalidate_on_real_sample(parser, tmp_path):
     import itertools
 
     train = list(itertools.islice(read_conllu(ud_file("en_ewt")), 400))
-    sample = list(itertools.islice(read_conllu(ud_file("en_ewt", "dev")), 15))
+    sample = [s for s in itertools.islice(read_conllu(ud_file("en_ewt", "dev")), 40)
+              if 4 <= len(s) <= 12][:5]
     rules, parser.ud_rules = parser.ud_rules, learn_rules(train)
     try:
         counts = {}
