@@ -38,7 +38,7 @@ from polyparse.learning.trainers import TrainReport, make_trainer
 from . import parser_file, training
 from .config import TrainConfig, config_decoder
 from .constraints import ConstraintError, Constraints
-from .ud_rules import UDRules, compile_rules, label_masks, learn_rules
+from .ud_rules import UDRules, check, compile_rules, label_masks, learn_rules
 from .evaluate import attachment_scores
 from .tagging import Lemmatizer, Tagger
 from .training import without_lemmas
@@ -275,9 +275,12 @@ class Parser:
         temperatures (:mod:`learning.confidence`: matrix-tree marginals of the model's
         arcs at order 1, of its pruner's at higher orders).
 
-        When the UD rules (:attr:`ud_rules`, :attr:`use_ud_rules`) or ``constraints``
-        concern the sentence, it is decoded with its labels in the program
-        (:meth:`decode_constrained`); otherwise as before, each arc with its best label.
+        The sentence is decoded as before, each arc with its best label, unless
+        ``constraints`` concern it, or the UD rules (:attr:`ud_rules`,
+        :attr:`use_ud_rules`) are on and that tree breaks one of them: then it is decoded
+        with its labels in the program (:meth:`decode_constrained`). A tree that breaks
+        no rule is kept: it is the best tree under the rules too (for an exact decoder,
+        the exact constrained optimum; counted as ``rules_held``).
         :class:`~parser.constraints.ConstraintError` when no tree satisfies the
         constraints."""
         n = len(sentence)
@@ -287,7 +290,18 @@ class Parser:
             return Analysis(sentence, Certificate("exact", 0.0), nothing, nothing)
         seen = self._seen(sentence)
         words = np.arange(1, n + 1)
-        if self._constrains(sentence, constraints):
+        user = constraints is not None and constraints.applies(sentence)
+        plain = None
+        if not user:
+            plain = self._plain(seen, confidence)
+            if self._rules_apply(sentence):
+                # the unconstrained optimum is the constrained one when it breaks no rule
+                broken = check(self._labelled(sentence, plain[0].heads, plain[1]))[1]
+                if any(broken[rule] for rule in self.ud_rules.rules):
+                    plain = None
+                else:
+                    self.constrained["rules_held"] += 1
+        if plain is None:
             labeled, certificate = self.decode_constrained(sentence, constraints)
             self.decodings.add(certificate)
             label_ids = labeled.labels[1:]
@@ -304,15 +318,7 @@ class Parser:
                             np.concatenate([[np.nan], marginals[heads[1:], words]]),
                             np.concatenate([[np.nan], label_probabilities(
                                 label_scores, label_ids, confidence.label)]))
-        if self.model.arc_factored:
-            # O(n^2) memory: no feature rows and no part index for the n^2 arcs
-            S, labels = self.model.arc_scores(seen)
-            result = self.decoder.decode_arcs(S)
-            label_ids = labels[result.heads[1:], words]
-        else:
-            result, label_ids, _ = self._decode_parts(seen, self.decoder)
-            if confidence is not None:
-                S, _ = head_model(self.model).arc_scores(seen)
+        result, label_ids, S = plain
         heads = result.heads
         certificate = self.decoder.certificate(result)
         self.decodings.add(certificate)
@@ -326,9 +332,23 @@ class Parser:
                         np.concatenate([[np.nan], label_probabilities(
                             label_scores, label_ids, confidence.label)]))
 
-    def _constrains(self, sentence: Sentence, constraints: Constraints | None) -> bool:
-        return self._rules_apply(sentence) or (
-            constraints is not None and constraints.applies(sentence))
+    def _plain(self, seen: Sentence, confidence: Temperatures | None
+               ) -> tuple[DecodeResult, np.ndarray, np.ndarray | None]:
+        """Decode ``seen`` without constraints, each arc with its best label: the
+        result, each word's label id, and the arc scores for confidence (or None)."""
+        n = len(seen)
+        words = np.arange(1, n + 1)
+        S = None
+        if self.model.arc_factored:
+            # O(n^2) memory: no feature rows and no part index for the n^2 arcs
+            S, labels = self.model.arc_scores(seen)
+            result = self.decoder.decode_arcs(S)
+            label_ids = labels[result.heads[1:], words]
+        else:
+            result, label_ids, _ = self._decode_parts(seen, self.decoder)
+            if confidence is not None:
+                S, _ = head_model(self.model).arc_scores(seen)
+        return result, label_ids, S
 
     def _rules_apply(self, sentence: Sentence) -> bool:
         """Whether the UD rules are enforced on ``sentence`` (:attr:`use_ud_rules`, the
