@@ -191,6 +191,9 @@ class Decoder(Declared, ABC):
     """The part types whose scores the decoder takes into account."""
     gives_kbest: ClassVar[bool] = False
     """Whether :meth:`kbest` gives the exact K best trees (else it raises)."""
+    honors_constraints: ClassVar[bool] = False
+    """Whether :meth:`decode_labeled` decodes under label constraints (``ilp``, ``lp``);
+    the parser decodes a constrained sentence with ``ilp`` when its decoder does not."""
 
     def __init__(self, *, single_root: bool = True) -> None:
         self.single_root = single_root
@@ -230,6 +233,15 @@ class Decoder(Declared, ABC):
         h, m = np.nonzero(np.isfinite(S))
         parts = arc_parts(S.shape[0] - 1, np.stack([h, m], axis=1))
         return self.decode(parts, S[h, m])
+
+    def decode_labeled(self, parts: Parts, scores: np.ndarray, problem):
+        """The best labeled tree under ``scores`` and the candidate labels and label
+        constraints of ``problem`` (a :class:`~decoders.labeled.LabeledProblem`): a
+        :class:`~decoders.labeled.LabeledResult`. Only the decoders that
+        :attr:`honors_constraints` have it; :class:`~decoders.labeled.Infeasible` when
+        no labeled tree satisfies the constraints."""
+        raise ValueError(f"decoder {self.name!r} cannot decode under label constraints "
+                         "(ilp and lp can)")
 
     def kbest(self, parts: Parts, scores: np.ndarray, k: int) -> list[ScoredTree]:
         """The ``k`` best trees under ``scores`` (fewer when fewer exist), distinct, in

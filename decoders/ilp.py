@@ -101,6 +101,7 @@ class ILPDecoder(Decoder):
 
     part_types = frozenset(PartType)
     gives_kbest = True
+    honors_constraints = True
 
     def __init__(self, *, single_root: bool = True, solver: str = "highs",
                  flow: str = "multi", branch_flow: str = "single", lp_first: bool = True,
@@ -162,6 +163,18 @@ class ILPDecoder(Decoder):
             if incumbent is None or relaxed.stats["rounded_value"] > incumbent:
                 heads = relaxed.heads
         return self._result(parts, scores, heads, stats)
+
+    def decode_labeled(self, parts: Parts, scores: np.ndarray, problem):
+        """Exact labeled decoding (:func:`~decoders.labeled.solve_labeled`): branch and
+        bound by HiGHS (the ``branch_flow`` program, or the multi-commodity one when
+        punctuation must be projective), after the LP relaxation when that is not
+        integral. ``solver`` and ``lp_first`` do not apply. With ``time_limit`` the
+        incumbent at the limit is returned (``stats["fallback"]``): it satisfies every
+        constraint but may not be optimal."""
+        from .labeled import solve_labeled
+
+        return solve_labeled(parts, scores, problem, single_root=self.single_root,
+                             flow=self.branch_flow, time_limit=self.time_limit)
 
     def certificate(self, result: DecodeResult) -> Certificate:
         """``"exact"`` (an integral LP first or branch and bound to a zero gap), or

@@ -171,6 +171,7 @@ class LPDecoder(Decoder):
     """
 
     part_types = frozenset(PartType)
+    honors_constraints = True
 
     def __init__(self, *, single_root: bool = True, flow: str = "multi",
                  method: str = "auto", search: bool = True,
@@ -187,6 +188,18 @@ class LPDecoder(Decoder):
 
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
         return self.decode_within(parts, scores, Budget(self.time_limit))
+
+    def decode_labeled(self, parts: Parts, scores: np.ndarray, problem):
+        """The labeled LP relaxation on ``flow``, rounded (MST on the arc values, each
+        word's label by its largest label variable); when the rounded labeled tree
+        breaks a constraint, the exact program decides that sentence instead
+        (``stats["rule_fallback"]``), so no hard constraint is ever broken
+        (:func:`~decoders.labeled.solve_labeled`). ``time_limit`` bounds that branch and
+        bound (its incumbent, which satisfies every constraint, is then kept)."""
+        from .labeled import solve_labeled
+
+        return solve_labeled(parts, scores, problem, single_root=self.single_root,
+                             relaxed=True, flow=self.flow, time_limit=self.time_limit)
 
     def certificate(self, result: DecodeResult) -> Certificate:
         """``"time-limit"`` after a fallback; ``"lp-integral"`` when the LP's arcs are

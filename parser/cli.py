@@ -82,6 +82,10 @@ def _add_train(sub) -> None:
     p.add_argument("--no-tagger", action="store_true",
                    help="train no tagger: the parser learns from the gold UPOS/XPOS/LEMMA of "
                         "the treebank, as before (parse then needs tagged CoNLL-U input)")
+    p.add_argument("--no-ud-rules", action="store_true",
+                   help="do not learn UD's validator rules from the training treebank (by "
+                        "default a model trained on UD data learns those its data keeps "
+                        "and enforces them when it parses)")
     p.add_argument("--jackknife", type=int, default=10, metavar="K",
                    help="the parser is trained on tags predicted by K-fold jackknifing "
                         "(default 10)")
@@ -133,7 +137,7 @@ def _train(args) -> None:
         pruner=_given(max_heads=args.max_heads),
         tagger=None if args.no_tagger else _given(epochs=args.tagger_epochs,
                                                   clusters=args.word_clusters),
-        jackknife=args.jackknife)
+        jackknife=args.jackknife, ud_rules=not args.no_ud_rules)
     start = time.perf_counter()
     try:
         warm_kernels(train, config, dev)
@@ -209,6 +213,19 @@ def _add_parse(sub) -> None:
                    help="add HeadProb=p|DeprelProb=q to every word's MISC: the probability "
                         "of its head (matrix-tree marginal of the arc scores; the pruner's "
                         "at higher orders) and of its label given that arc (CoNLL-U only)")
+    p.add_argument("--no-ud-rules", action="store_true",
+                   help="do not enforce the UD validator rules the model learned from its "
+                        "training treebank (one root, at most one subject and object per "
+                        "head, function words as leaves, projective punctuation, relation/"
+                        "UPOS agreement, ...; see the README); by default they are, with "
+                        "labels decoded together with the tree")
+    p.add_argument("--constraints", metavar="FILE",
+                   help="a constraints file: lines 'forbid HEAD -> DEP' and 'forbid-label "
+                        "LABEL [DEP]' (word patterns: FORM, form=, lemma=, upos=, xpos=, *, "
+                        "ROOT); see the README")
+    p.add_argument("--keep-given", action="store_true",
+                   help="CoNLL-U input: keep the HEAD and DEPREL the input gives ('_' where "
+                        "the parser is to decide) and parse the rest around them")
     _add_decoding_flags(p)
     p.set_defaults(run=_parse)
 
@@ -281,6 +298,7 @@ def _load_parser(args):
 
 
 def _parse(args) -> None:
+    from .constraints import ConstraintError
     from .pipeline import MissingComponentError
 
     _positive(jobs=args.jobs, kbest=args.kbest)
@@ -292,13 +310,17 @@ def _parse(args) -> None:
                          "confidence")
     _check_outputs(args.output)
     parser = _load_parser(args)
+    parser.use_ud_rules = not args.no_ud_rules
     if args.kbest is not None and not parser.decoder.gives_kbest:
         raise UsageError(f"--kbest: decoder {parser.decoder.name!r} cannot give the k best "
                          "trees; use --decoder mst (first-order models) or --decoder ilp")
     if confidence is not None and not parser.model.arc_factored and parser.model.pruner is None:
         raise UsageError(f"--confidence: {args.model} is a higher-order model without a "
                          "first-order pruner, whose marginals give the head probabilities")
+    constraints = _constraints(args, fmt)
     annotate = dict(kbest=args.kbest, certify=args.certify, confidence=confidence)
+    if constraints is not None:
+        annotate["constraints"] = constraints
     name = "--text" if args.text is not None else args.input or "<stdin>"
     leading = None
     try:
@@ -326,16 +348,47 @@ def _parse(args) -> None:
                                 "empty or has only comments; they are written back as they "
                                 "are)", name)
                     out.write(leading.text())
-    except MissingComponentError as error:
+    except (MissingComponentError, ConstraintError) as error:
         raise UsageError(str(error)) from None
     finally:
         if leading is not None:
             leading.close()
+    counts = parser.constrained
+    if counts["ilp_for_decoder"]:
+        log.info("%d constrained sentence(s) decoded by the ILP (decoder %r cannot honor "
+                 "constraints)", counts["ilp_for_decoder"], parser.decoder.name)
+    if counts["lp_to_ilp"]:
+        log.info("%d sentence(s): the LP's rounded tree broke a constraint; the ILP decided",
+                 counts["lp_to_ilp"])
+    if counts["rules_dropped"]:
+        log.warning("%d sentence(s) admitted no tree under the UD rules over the candidate "
+                    "arcs and were parsed without them", counts["rules_dropped"])
     if parser.fallbacks:
         log.warning("%d sentence(s) ran out of the decoder's time limit and fell back to a "
                     "cheaper tree (MST or the rounded LP)", parser.fallbacks)
     if args.certify:
         print(parser.decodings.summary(), file=sys.stderr)
+
+
+def _constraints(args, fmt: str):
+    """The :class:`~parser.constraints.Constraints` of ``--constraints`` and
+    ``--keep-given`` (None without them); a :class:`UsageError` for a bad file or a
+    combination that cannot be honored."""
+    from .constraints import Constraints, ConstraintsFileError
+
+    if args.constraints is None and not args.keep_given:
+        return None
+    if args.keep_given and fmt == "text":
+        raise UsageError("--keep-given needs CoNLL-U input (raw text gives no HEAD or DEPREL)")
+    if args.kbest is not None:
+        raise UsageError("--kbest cannot go with --constraints or --keep-given: the k best "
+                         "trees are not constrained")
+    try:
+        if args.constraints is None:
+            return Constraints(keep_given=True)
+        return Constraints.read(args.constraints, keep_given=args.keep_given)
+    except ConstraintsFileError as error:
+        raise UsageError(str(error)) from None
 
 
 def _input_format(args) -> str:

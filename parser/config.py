@@ -45,6 +45,7 @@ class TrainConfig:
     lemmatizer: dict | None = field(default_factory=dict)
     jackknife: int = 10
     lemmas: bool | None = None
+    ud_rules: bool = True                          # learn UD's validator rules (UD data)
 
     @property
     def order(self) -> str:

@@ -25,6 +25,7 @@ from polyparse.learning.trainers import TrainReport
 from . import model_file
 from .config import TrainConfig
 from .tagging import Lemmatizer, Tagger
+from .ud_rules import UDRules
 
 if TYPE_CHECKING:
     from .pipeline import Parser
@@ -40,6 +41,7 @@ class Stored:
     tokenizer: Tokenizer | None
     tagger: Tagger | None
     lemmatizer: Lemmatizer | None
+    ud_rules: UDRules | None = None
 
 
 def write(parser: "Parser", path: str | Path) -> None:
@@ -55,6 +57,9 @@ def write(parser: "Parser", path: str | Path) -> None:
         "tokenizer": None,
         "tagger": None,
         "lemmatizer": None,
+        # the UD validator rules learned from the training treebank (parser.ud_rules);
+        # a file without this entry has none
+        "ud_rules": parser.ud_rules.to_json(),
     }
     arrays = _sparse_weights("", parser.model.weights)
     if pruner:
@@ -95,9 +100,10 @@ def read(path: str | Path) -> Stored:
             lemmatizer = Lemmatizer.from_arrays(meta["lemmatizer"],
                                                 _unprefixed("lemmatizer_", arrays))
         report = TrainReport.from_json(meta.get("report", []))
+        ud_rules = UDRules.from_json(meta.get("ud_rules"))
     except (KeyError, TypeError, ValueError) as error:
         raise model_file.ModelFileError(f"{path}: damaged model file ({error})") from None
-    return Stored(model, config, report, tokenizer, tagger, lemmatizer)
+    return Stored(model, config, report, tokenizer, tagger, lemmatizer, ud_rules)
 
 
 def _prefixed(prefix: str, arrays: dict) -> dict:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,6 +27,7 @@ from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, ROOT, Sentence
 from polyparse.corpora.tokenizer import Tokenizer
 from polyparse.decoders import (Certificate, CertificateCounts, DecodeResult, Decoder,
                                 ScoredTree, make_decoder)
+from polyparse.decoders.labeled import Infeasible, LabeledProblem, LabeledResult, best_labels
 from polyparse.learning.confidence import (Temperatures, fit_temperatures, head_marginals,
                                            head_model, label_probabilities)
 from polyparse.learning.examples import Examples
@@ -35,6 +37,8 @@ from polyparse.learning.trainers import TrainReport, make_trainer
 
 from . import parser_file, training
 from .config import TrainConfig, config_decoder
+from .constraints import ConstraintError, Constraints
+from .ud_rules import UDRules, check, compile_rules, label_masks, learn_rules
 from .evaluate import attachment_scores
 from .tagging import Lemmatizer, Tagger
 from .training import without_lemmas
@@ -44,6 +48,29 @@ log = logging.getLogger("polyparse.train")
 
 CHUNK = 64
 """Sentences tagged together and sent to a worker process at a time."""
+
+LABEL_CANDIDATES = 3
+"""Labels per candidate arc in labeled decoding: the best ones the constraints allow
+(:func:`decoders.labeled.best_labels`)."""
+
+CONSTRAINED_TIME_LIMIT = 10.0
+"""Seconds of branch and bound per constrained sentence when the parser's decoder cannot
+honor constraints and the ILP decodes them: the incumbent then (which satisfies every
+constraint) is kept, with a ``time-limit`` certificate. ``--decoder ilp --time-limit``
+sets another."""
+
+CONSTRAINED_MAX_WORDS = 100
+"""The UD rules are enforced on sentences of at most this many words (longer ones are
+parsed without them, counted in :attr:`Parser.constrained` as ``too_long``): labeled
+decoding goes through an integer program. The user's constraints are enforced at any
+length."""
+
+CONSTRAINED_HEADS = 8
+"""Candidate heads per word in labeled decoding for a model without a pruner (order 1):
+the best by arc score, plus the arcs of the unconstrained best tree (so that some tree is
+a candidate); when no tree over them satisfies the constraints, every arc is tried. On
+en_ewt dev sentences of 20-36 words, an order-1 model's labeled ILP over all arcs took
+up to 106 s where its LP was fractional."""
 
 
 class MissingComponentError(ValueError):
@@ -142,11 +169,23 @@ class Parser:
         :class:`~decoders.base.CertificateCounts` of the sentences parsed so far (worker
         processes' included): how many per kind of :class:`~decoders.base.Certificate`,
         and how many proven optimal.
+    ud_rules:
+        The UD validator rules learned from the training treebank
+        (:class:`~parser.ud_rules.UDRules`; none for an older model file or a treebank
+        that is not UD), enforced while :attr:`use_ud_rules` is True (the default).
+    constrained:
+        ``Counter`` of this process's constrained decodings: ``sentences`` decoded with
+        labels in the program, ``ilp_for_decoder`` (the decoder cannot honor constraints,
+        so the ILP decoded them), ``lp_to_ilp`` (the LP's rounded tree broke a
+        constraint, so the ILP decided), ``unpruned`` (infeasible over the pruned arcs,
+        decoded over all arcs), ``rules_dropped`` (the UD rules admitted no tree over
+        the candidate arcs and were dropped for that sentence).
     """
 
     def __init__(self, model: LinearModel, config: TrainConfig,
                  report: TrainReport | None = None, *, tokenizer: Tokenizer | None = None,
-                 tagger: Tagger | None = None, lemmatizer: Lemmatizer | None = None) -> None:
+                 tagger: Tagger | None = None, lemmatizer: Lemmatizer | None = None,
+                 ud_rules: UDRules | None = None) -> None:
         self.model = model
         self.config = config
         self.report = report
@@ -156,6 +195,9 @@ class Parser:
         self.path: Path | None = None
         self.decoder = config_decoder(config)
         self.decodings = CertificateCounts()
+        self.ud_rules = ud_rules or UDRules()
+        self.use_ud_rules = True
+        self.constrained: Counter = Counter()
 
     @property
     def fallbacks(self) -> int:
@@ -210,6 +252,13 @@ class Parser:
             parser.report.epochs.append(stats)
             if checkpoint is not None:
                 parser.save(checkpoint)
+        parser.ud_rules = learn_rules(train) if config.ud_rules else UDRules()
+        if parser.ud_rules.rules:
+            log.info("UD rules holding in the training data: %d of %d (%s)",
+                     len(parser.ud_rules.rules), len(parser.ud_rules.counts),
+                     ", ".join(parser.ud_rules.rules))
+            if checkpoint is not None:
+                parser.save(checkpoint)
         return parser
 
     # -- parsing --------------------------------------------------------------------
@@ -218,13 +267,22 @@ class Parser:
         """``sentence`` with predicted HEAD and DEPREL (its tags as given)."""
         return self.analyze(sentence).sentence
 
-    def analyze(self, sentence: Sentence, confidence: Temperatures | None = None
-                ) -> Analysis:
+    def analyze(self, sentence: Sentence, confidence: Temperatures | None = None,
+                constraints: Constraints | None = None) -> Analysis:
         """Parse ``sentence`` (its tags as given) and say how its tree was decoded
         (:meth:`~decoders.base.Decoder.certificate`, counted in :attr:`decodings`); with
         ``confidence``, also each word's head and label probability at those
         temperatures (:mod:`learning.confidence`: matrix-tree marginals of the model's
-        arcs at order 1, of its pruner's at higher orders)."""
+        arcs at order 1, of its pruner's at higher orders).
+
+        The sentence is decoded as before, each arc with its best label, unless
+        ``constraints`` concern it, or the UD rules (:attr:`ud_rules`,
+        :attr:`use_ud_rules`) are on and that tree breaks one of them: then it is decoded
+        with its labels in the program (:meth:`decode_constrained`). A tree that breaks
+        no rule is kept: it is the best tree under the rules too (for an exact decoder,
+        the exact constrained optimum; counted as ``rules_held``).
+        :class:`~parser.constraints.ConstraintError` when no tree satisfies the
+        constraints."""
         n = len(sentence)
         if n == 0:           # the one empty tree
             self.decodings.add(Certificate("exact", 0.0))
@@ -232,15 +290,35 @@ class Parser:
             return Analysis(sentence, Certificate("exact", 0.0), nothing, nothing)
         seen = self._seen(sentence)
         words = np.arange(1, n + 1)
-        if self.model.arc_factored:
-            # O(n^2) memory: no feature rows and no part index for the n^2 arcs
-            S, labels = self.model.arc_scores(seen)
-            result = self.decoder.decode_arcs(S)
-            label_ids = labels[result.heads[1:], words]
-        else:
-            result, label_ids, _ = self._decode_parts(seen, self.decoder)
-            if confidence is not None:
-                S, _ = head_model(self.model).arc_scores(seen)
+        user = constraints is not None and constraints.applies(sentence)
+        plain = None
+        if not user:
+            plain = self._plain(seen, confidence)
+            if self._rules_apply(sentence):
+                # the unconstrained optimum is the constrained one when it breaks no rule
+                broken = check(self._labelled(sentence, plain[0].heads, plain[1]))[1]
+                if any(broken[rule] for rule in self.ud_rules.rules):
+                    plain = None
+                else:
+                    self.constrained["rules_held"] += 1
+        if plain is None:
+            labeled, certificate = self.decode_constrained(sentence, constraints)
+            self.decodings.add(certificate)
+            label_ids = labeled.labels[1:]
+            heads = labeled.result.heads
+            parsed = self._labelled(sentence, heads, label_ids)
+            if constraints is not None and constraints.keep_given:
+                parsed = _unknown_given_labels(parsed, sentence, self.model.labels)
+            if confidence is None:
+                return Analysis(parsed, certificate)
+            S, _ = head_model(self.model).arc_scores(seen)
+            marginals = head_marginals(S, confidence.head, self.config.single_root)
+            label_scores = self.model.label_scores(seen, np.stack([heads[1:], words], axis=1))
+            return Analysis(parsed, certificate,
+                            np.concatenate([[np.nan], marginals[heads[1:], words]]),
+                            np.concatenate([[np.nan], label_probabilities(
+                                label_scores, label_ids, confidence.label)]))
+        result, label_ids, S = plain
         heads = result.heads
         certificate = self.decoder.certificate(result)
         self.decodings.add(certificate)
@@ -253,6 +331,200 @@ class Parser:
                         np.concatenate([[np.nan], marginals[heads[1:], words]]),
                         np.concatenate([[np.nan], label_probabilities(
                             label_scores, label_ids, confidence.label)]))
+
+    def _plain(self, seen: Sentence, confidence: Temperatures | None
+               ) -> tuple[DecodeResult, np.ndarray, np.ndarray | None]:
+        """Decode ``seen`` without constraints, each arc with its best label: the
+        result, each word's label id, and the arc scores for confidence (or None)."""
+        n = len(seen)
+        words = np.arange(1, n + 1)
+        S = None
+        if self.model.arc_factored:
+            # O(n^2) memory: no feature rows and no part index for the n^2 arcs
+            S, labels = self.model.arc_scores(seen)
+            result = self.decoder.decode_arcs(S)
+            label_ids = labels[result.heads[1:], words]
+        else:
+            result, label_ids, _ = self._decode_parts(seen, self.decoder)
+            if confidence is not None:
+                S, _ = head_model(self.model).arc_scores(seen)
+        return result, label_ids, S
+
+    def _rules_apply(self, sentence: Sentence) -> bool:
+        """Whether the UD rules are enforced on ``sentence`` (:attr:`use_ud_rules`, the
+        model has rules, at most :data:`CONSTRAINED_MAX_WORDS` words; a longer one is
+        counted as ``too_long``)."""
+        if not (self.use_ud_rules and self.ud_rules.rules):
+            return False
+        if len(sentence) > CONSTRAINED_MAX_WORDS:
+            self.constrained["too_long"] += 1
+            return False
+        return True
+
+    def decode_constrained(self, sentence: Sentence, constraints: Constraints | None = None
+                           ) -> tuple[LabeledResult, Certificate]:
+        """Decode ``sentence`` with its labels in the program
+        (:mod:`decoders.labeled`): the UD rules (when :attr:`use_ud_rules`) and
+        ``constraints`` enforced, each arc's :data:`LABEL_CANDIDATES` best allowed labels
+        as candidates. The parser's decoder decodes when it
+        :attr:`~decoders.base.Decoder.honors_constraints` (``ilp``, ``lp``), otherwise the
+        ILP. When no tree over the pruned candidate arcs satisfies them, all arcs are
+        tried; when the UD rules alone still admit none, they are dropped for this
+        sentence (counted in :attr:`constrained`); when the user's constraints admit none
+        (alone or with the UD rules), :class:`~parser.constraints.ConstraintError` names
+        the sentence and the conflict."""
+        rules = frozenset(self.ud_rules.rules) if self.use_ud_rules \
+            and len(sentence) <= CONSTRAINED_MAX_WORDS else frozenset()
+        user = constraints if constraints is not None and constraints.applies(sentence) \
+            else None
+        if user is not None:
+            self._check_user(sentence, user)
+        decoder = self.decoder
+        if not decoder.honors_constraints:
+            decoder = make_decoder("ilp", self.config.single_root,
+                                   time_limit=CONSTRAINED_TIME_LIMIT)
+            self.constrained["ilp_for_decoder"] += 1
+        self.constrained["sentences"] += 1
+        for all_arcs in (False, True):
+            try:
+                labeled = self._decode_labeled(sentence, rules, user, decoder, all_arcs)
+                break
+            except Infeasible:
+                if all_arcs:
+                    labeled = None
+                else:
+                    self.constrained["unpruned"] += 1
+        if labeled is None:
+            if user is not None:
+                raise ConstraintError(self._conflict(sentence, rules, user, decoder))
+            self.constrained["rules_dropped"] += 1
+            log.warning("%s: no tree satisfies the UD rules over the candidate arcs; "
+                        "decoded without them", _where(sentence))
+            labeled = self._decode_labeled(sentence, frozenset(), None, decoder, True)
+        stats = labeled.result.stats
+        self.constrained["lp_to_ilp"] += bool(stats.get("rule_fallback"))
+        value = labeled.result.value
+        if stats.get("fallback"):
+            certificate = Certificate("time-limit", value, upper_bound=stats.get("lp_value"),
+                                      stage=f"{decoder.name}:labeled")
+        elif "lp_value" not in stats or stats.get("rule_fallback") or decoder.name != "lp":
+            certificate = Certificate("exact", value)
+        elif stats["integral"]:
+            certificate = Certificate("lp-integral", value)
+        else:
+            certificate = Certificate("rounded", value, upper_bound=stats["lp_value"])
+        return labeled, certificate
+
+    def _decode_labeled(self, sentence: Sentence, rules: frozenset,
+                        user: Constraints | None, decoder: Decoder, all_arcs: bool
+                        ) -> LabeledResult:
+        """One labeled decoding over the model's candidate arcs (or all arcs), the
+        user's arc constraints applied to them; :class:`Infeasible` if none fits."""
+        n = len(sentence)
+        labels = self.model.labels
+        seen = self._seen(sentence)
+        arcs = None if all_arcs else self.model.candidate_arcs(seen)
+        if arcs is None and not all_arcs and self.model.arc_factored:
+            S, _ = self.model.arc_scores(seen)
+            best = np.argsort(-S[:, 1:], axis=0, kind="stable")[:CONSTRAINED_HEADS]
+            tree = make_decoder("mst", self.config.single_root).decode_arcs(S).heads
+            arcs = np.unique(np.concatenate([
+                np.stack([best.ravel(), np.tile(np.arange(1, n + 1), best.shape[0])], axis=1),
+                np.stack([tree[1:], np.arange(1, n + 1)], axis=1)]), axis=0)
+            arcs = arcs[np.isfinite(S[arcs[:, 0], arcs[:, 1]])]
+        if arcs is None:
+            h, m = np.nonzero(~np.eye(n + 1, dtype=bool))
+            keep = m > 0
+            arcs = np.stack([h[keep], m[keep]], axis=1)
+        label_ban = np.zeros((n + 1, len(labels)), dtype=bool)
+        if user is not None:
+            given_heads, given_labels = user.given(sentence)
+            given = np.flatnonzero(given_heads >= 0)
+            arcs = np.unique(np.concatenate([arcs, np.stack([given_heads[given], given],
+                                                            axis=1)]), axis=0)
+            forced = given_heads[arcs[:, 1]]
+            arcs = arcs[(forced < 0) | (forced == arcs[:, 0])]
+            arcs = arcs[~user.forbidden_arcs(sentence)[arcs[:, 0], arcs[:, 1]]]
+            label_ban |= user.forbidden_labels(sentence, labels)
+            index = {label: i for i, label in enumerate(labels)}
+            for m, label in enumerate(given_labels):
+                if label is not None and label in index:
+                    label_ban[m] = True
+                    label_ban[m, index[label]] = False
+        example = self.model.example(seen, arcs=arcs)
+        scores = self.model.scores(example)
+        parts = example.parts
+        allowed = label_masks(sentence, labels, parts.arcs, rules) & ~label_ban[parts.arcs[:, 1]]
+        base = best_labels(scores.label_scores, allowed, k=LABEL_CANDIDATES)
+        problem = LabeledProblem(base.labels, base.offsets,
+                                 **compile_rules(sentence, labels, rules, parts.arcs,
+                                                 base.labels))
+        return decoder.decode_labeled(parts, scores.parts, problem)
+
+    def _check_user(self, sentence: Sentence, user: Constraints) -> None:
+        """Conflicts within the user's constraints that need no solver: a given head
+        that is forbidden, a cycle of given heads, several given root children under the
+        single-root constraint, a given label that is forbidden."""
+        heads, given_labels = user.given(sentence)
+        n = len(sentence)
+        forbidden = user.forbidden_arcs(sentence)
+        where = _where(sentence)
+        for m in range(1, n + 1):
+            h = int(heads[m])
+            if h > n:
+                raise ConstraintError(f"{where}: word {m} is given head {h}, but the "
+                                      f"sentence has {n} words")
+            if h >= 0 and forbidden[h, m]:
+                raise ConstraintError(f"{where}: the given arc {h} -> {m} "
+                                      f"({_word(sentence, h)} -> {_word(sentence, m)}) is "
+                                      "forbidden by the constraints")
+            if forbidden[:, m].sum() >= n:
+                raise ConstraintError(f"{where}: every head of word {m} "
+                                      f"({_word(sentence, m)}) is forbidden")
+        roots = [m for m in range(1, n + 1) if heads[m] == 0]
+        if self.config.single_root and len(roots) > 1:
+            raise ConstraintError(f"{where}: words {roots} are all given head 0, but a tree "
+                                  "has one root child (UD)")
+        for m in range(1, n + 1):
+            seen_path, word = [], m
+            while word > 0 and heads[word] >= 0:
+                if word in seen_path:
+                    raise ConstraintError(f"{where}: the given heads form a cycle: "
+                                          f"{' -> '.join(map(str, seen_path))} -> {word}")
+                seen_path.append(word)
+                word = int(heads[word])
+        banned = user.forbidden_labels(sentence, self.model.labels)
+        index = {label: i for i, label in enumerate(self.model.labels)}
+        for m, label in enumerate(given_labels):
+            if label is not None and label in index and banned[m, index[label]]:
+                raise ConstraintError(f"{where}: word {m} ({_word(sentence, m)}) is given "
+                                      f"relation {label!r}, which the constraints forbid")
+
+    def _conflict(self, sentence: Sentence, rules: frozenset, user: Constraints,
+                  decoder: Decoder) -> str:
+        """The message of an infeasible sentence: which UD rules conflict with the
+        user's constraints (each rule whose removal alone makes it feasible), or that the
+        user's constraints alone admit no tree."""
+        where = _where(sentence)
+        what = _describe(user)
+        if rules:
+            try:
+                self._decode_labeled(sentence, frozenset(), user, decoder, True)
+            except Infeasible:
+                pass
+            else:
+                culprits = []
+                for rule in sorted(rules):
+                    try:
+                        self._decode_labeled(sentence, rules - {rule}, user, decoder, True)
+                    except Infeasible:
+                        continue
+                    culprits.append(rule)
+                named = (f"UD rule(s) {', '.join(culprits)}" if culprits
+                         else "the UD rules together")
+                return (f"{where}: the constraints ({what}) conflict with {named} of the "
+                        "model; no tree satisfies both (--no-ud-rules drops the UD rules)")
+        return f"{where}: no tree satisfies the constraints ({what})"
 
     def fit_confidence(self, sentences: Sequence[Sentence]) -> Temperatures:
         """The temperatures of :func:`learning.confidence.fit_temperatures` on gold
@@ -336,7 +608,8 @@ class Parser:
 
     def parse(self, sentences: Iterable[Sentence], *, retag: bool = False,
               jobs: int = 1, kbest: int | None = None, certify: bool = False,
-              confidence: Temperatures | None = None) -> Iterator[Sentence]:
+              confidence: Temperatures | None = None,
+              constraints: Constraints | None = None) -> Iterator[Sentence]:
         """Parse a stream of sentences lazily, in order.
 
         Parameters
@@ -362,6 +635,12 @@ class Parser:
             Add ``HeadProb`` and ``DeprelProb`` to MISC, at these temperatures
             (:meth:`analyze`). Neither this nor ``certify`` goes with ``kbest``
             (``ValueError`` before any work).
+        constraints:
+            The user's :class:`~parser.constraints.Constraints` (given arcs kept,
+            forbidden arcs and labels), enforced with the UD rules (:meth:`analyze`);
+            not with ``kbest`` (``ValueError``), whose trees are the model's k best
+            without the UD rules or constraints. A sentence they admit no tree for raises
+            :class:`~parser.constraints.ConstraintError` when it is reached.
         """
         if retag:
             self.require("tagger", "tag words")
@@ -378,13 +657,18 @@ class Parser:
                 raise ValueError("k-best trees are exact by construction and carry no "
                                  "certificate or confidence: drop certify and confidence "
                                  "with kbest")
+            if constraints is not None:
+                raise ValueError("k-best trees are not constrained: drop constraints with "
+                                 "kbest")
         if confidence is not None:
             head_model(self.model)           # a higher-order model needs its pruner
         chunks = _chunks(sentences, CHUNK)
         if jobs > 1:
-            return parse_in_processes(self, chunks, jobs, retag, kbest, certify, confidence)
+            return parse_in_processes(self, chunks, jobs, retag, kbest, certify, confidence,
+                                      constraints)
         return (parsed for chunk in chunks
-                for parsed in self.parse_chunk(chunk, retag, kbest, certify, confidence))
+                for parsed in self.parse_chunk(chunk, retag, kbest, certify, confidence,
+                                               constraints))
 
     def tag(self, sentences: Sequence[Sentence]) -> list[Sentence]:
         """Copies of ``sentences`` with the tagger's UPOS, XPOS and FEATS, and the
@@ -429,18 +713,19 @@ class Parser:
     def stream_text(self, text: str, *, id_prefix: str = "", jobs: int = 1,
                     max_words: int | None = MAX_SENTENCE_WORDS,
                     kbest: int | None = None, certify: bool = False,
-                    confidence: Temperatures | None = None) -> Iterator[Sentence]:
+                    confidence: Temperatures | None = None,
+                    constraints: Constraints | None = None) -> Iterator[Sentence]:
         """:meth:`parse_text`, lazily. Tokenizing starts when the first sentence is asked
         for and hands out sentences as it builds them
         (:meth:`~corpora.tokenizer.Tokenizer.iter_sentences`), so that with ``jobs > 1``
         the worker processes start, warm up and parse while this process tokenizes.
-        ``kbest``, ``certify``, ``confidence``: as for :meth:`parse`."""
+        ``kbest``, ``certify``, ``confidence``, ``constraints``: as for :meth:`parse`."""
         self.require("tokenizer", "parse raw text")
         self.require("tagger", "parse raw text")
         return self.parse(self.tokenizer.iter_sentences(text, id_prefix=id_prefix,
                                                         max_words=max_words),
                           retag=True, jobs=jobs, kbest=kbest, certify=certify,
-                          confidence=confidence)
+                          confidence=confidence, constraints=constraints)
 
     def parse_tokens(self, sentences: Iterable[Sequence[str]]) -> list[Sentence]:
         """Tag (if the model has a tagger) and parse pre-tokenized sentences, each a
@@ -470,8 +755,8 @@ class Parser:
         raise MissingComponentError(f"{where}cannot {purpose}: {detail}")
 
     def parse_chunk(self, chunk: list[Sentence], retag: bool, kbest: int | None = None,
-                    certify: bool = False, confidence: Temperatures | None = None
-                    ) -> list[Sentence]:
+                    certify: bool = False, confidence: Temperatures | None = None,
+                    constraints: Constraints | None = None) -> list[Sentence]:
         """Tag (with ``retag``) and parse one chunk of sentences (with ``kbest``: the
         copies of :meth:`parse_kbest`, one sentence after another; otherwise annotated
         as ``certify`` and ``confidence`` ask, :meth:`parse`)."""
@@ -479,7 +764,7 @@ class Parser:
             chunk = self.tag(chunk)
         if kbest is not None:
             return [copy for s in chunk for copy in self.parse_kbest(s, kbest)]
-        return [self.analyze(s, confidence).annotated(certify) for s in chunk]
+        return [self.analyze(s, confidence, constraints).annotated(certify) for s in chunk]
 
     # -- files ----------------------------------------------------------------------
 
@@ -493,9 +778,45 @@ class Parser:
         """Read a model file (:func:`parser.parser_file.read`)."""
         stored = parser_file.read(path)
         parser = cls(stored.model, stored.config, stored.report, tokenizer=stored.tokenizer,
-                     tagger=stored.tagger, lemmatizer=stored.lemmatizer)
+                     tagger=stored.tagger, lemmatizer=stored.lemmatizer,
+                     ud_rules=stored.ud_rules)
         parser.path = Path(path)
         return parser
+
+
+def _where(sentence: Sentence) -> str:
+    """``FILE:LINE: sentence sent_id`` (or without the id) for messages."""
+    ident = sentence.sent_id
+    name = f"sentence {ident!r}" if ident else "sentence"
+    return f"{sentence.source}:{sentence.first_line}: {name}"
+
+
+def _word(sentence: Sentence, i: int) -> str:
+    return "ROOT" if i == 0 else repr(sentence.forms[i])
+
+
+def _describe(user: Constraints) -> str:
+    parts = []
+    if user.keep_given:
+        parts.append("the given HEAD/DEPREL")
+    parts += [f"forbid {head} -> {dep}" for head, dep in user.forbid_arcs]
+    parts += [f"forbid-label {label} {dep}" for label, dep in user.forbid_labels]
+    return "; ".join(parts) or "none"
+
+
+def _unknown_given_labels(parsed: Sentence, sentence: Sentence, labels: list[str]
+                          ) -> Sentence:
+    """``parsed`` with the given relations the model does not know written back (their
+    heads were kept; the model could not choose them)."""
+    known = set(labels)
+    deprels = list(parsed.deprels)
+    changed = False
+    for m in range(1, len(sentence) + 1):
+        given = sentence.deprels[m]
+        if given not in ("_", "") and given not in known:
+            deprels[m] = given
+            changed = True
+    return parsed.with_tree(parsed.heads, deprels) if changed else parsed
 
 
 def _chunks(items: Iterable, size: int) -> Iterator[list]:

@@ -1,0 +1,162 @@
+"""UD validator errors of parser output with and without the UD rules (issue 14, item 7).
+
+For each treebank of the shared UD folder: train an order-1 model (gold tags, no tagger,
+``--epochs``) on the first ``--train-cap`` sentences of train.conllu, parse the first
+``--dev-cap`` sentences of dev.conllu (a treebank without one: the last ``--dev-cap``
+sentences of train.conllu, held out of training) with and without the UD rules, and
+count the incidents of ``udvalidate --lang xx --level 3`` by rule id in the gold dev
+sample (the reference) and in both outputs, with UAS/LAS (all words) and parse time.
+Writes ``eval/results/constraints.md`` and ``.json``. UD data is read from the shared
+folder and never copied into the repository (outputs go to a temporary folder).
+
+    python eval/constraints.py [--ud ../shared/ud] [--treebanks en_ewt,tr_imst]
+        [--train-cap 800] [--dev-cap 150] [--epochs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from polyparse.corpora.conllu_io import read_conllu
+from polyparse.parser.config import TrainConfig
+from polyparse.parser.evaluate import attachment_scores
+from polyparse.parser.pipeline import Parser
+from polyparse.parser.ud_rules import RULES
+
+HERE = Path(__file__).resolve().parent
+OURS = set(RULES) | {"0-is-not-root", "root-is-not-0"}
+INCIDENT = re.compile(r"\[L\d (\w+) ([\w-]+)\]")
+
+
+def validate(path: Path, lang: str) -> Counter:
+    """Incidents of ``udvalidate --level 3`` by rule id (warnings included)."""
+    run = subprocess.run(["udvalidate", "--lang", lang, "--level", "3", "--max-err", "0",
+                          str(path)], capture_output=True, text=True)
+    return Counter(m.group(2) for m in INCIDENT.finditer(run.stdout + run.stderr))
+
+
+def write(sentences, path: Path) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        for s in sentences:
+            out.write(s.to_text())
+
+
+def run_treebank(folder: Path, args, tmp: Path) -> dict:
+    lang = folder.name.split("_")[0]
+    train_all = list(read_conllu(folder / "train.conllu"))
+    if (folder / "dev.conllu").exists():
+        dev = list(itertools.islice(read_conllu(folder / "dev.conllu"), args.dev_cap))
+        train = train_all[:args.train_cap]
+        dev_from = "dev"
+    else:
+        dev = train_all[-args.dev_cap:]
+        train = train_all[:-args.dev_cap][:args.train_cap]
+        dev_from = "train (held out)"
+    start = time.perf_counter()
+    parser = Parser.train(train, TrainConfig(epochs=args.epochs, tokenizer=None, tagger=None,
+                                             lemmatizer=None))
+    train_time = time.perf_counter() - start
+    gold_path = tmp / f"{folder.name}.gold.conllu"
+    write(dev, gold_path)
+    row = {"treebank": folder.name, "train": len(train), "dev": len(dev),
+           "dev_from": dev_from, "train_time": train_time,
+           "rules": list(parser.ud_rules.rules),
+           "not_learned": [r for r in RULES if r not in parser.ud_rules.rules],
+           "gold": dict(validate(gold_path, lang))}
+    for use in (False, True):
+        parser.use_ud_rules = use
+        parser.constrained.clear()
+        start = time.perf_counter()
+        parsed = list(parser.parse(dev, certify=False))
+        elapsed = time.perf_counter() - start
+        path = tmp / f"{folder.name}.{'rules' if use else 'free'}.conllu"
+        write(parsed, path)
+        scores = attachment_scores(dev, parsed).all_words
+        key = "rules" if use else "free"
+        row[key] = {"uas": scores["uas"], "las": scores["las"], "time": elapsed,
+                    "incidents": dict(validate(path, lang)),
+                    "constrained": dict(parser.constrained),
+                    "time_limit": parser.decodings.kinds["time-limit"]}
+    print(f"{folder.name}: done", file=sys.stderr, flush=True)
+    return row
+
+
+def ours(counts: dict) -> int:
+    return sum(c for rule, c in counts.items() if rule in OURS)
+
+
+def markdown(rows: list[dict], args) -> str:
+    lines = [
+        "# UD validator errors with and without the UD rules (eval/constraints.py)",
+        "",
+        f"Order-1 models, gold tags, {args.epochs} epochs on the first {args.train_cap} "
+        f"training sentences; the first {args.dev_cap} dev sentences parsed (held out "
+        "from train where a treebank has no dev). Incidents of `udvalidate --lang xx "
+        "--level 3`: **rules** = the rule ids the parser enforces (RULES in "
+        "parser/ud_rules.py, plus 0-is-not-root/root-is-not-0), **other** = every other "
+        "id (features, enhanced deps, warnings: not about HEAD/DEPREL choices or not "
+        "enforced). UAS/LAS over all words. Time: parsing the dev sample, seconds.",
+        f"Command: `python eval/constraints.py {' '.join(sys.argv[1:])}`",
+        "",
+        "| treebank | train | dev | gold rules/other | free rules/other | with rules "
+        "rules/other | UAS free | UAS rules | LAS free | LAS rules | time free | "
+        "time rules | ILP time-limit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        g, f, u = r["gold"], r["free"]["incidents"], r["rules"]["incidents"]
+        lines.append(
+            f"| {r['treebank']} | {r['train']} | {r['dev']} ({r['dev_from']}) | "
+            f"{ours(g)}/{sum(g.values()) - ours(g)} | {ours(f)}/{sum(f.values()) - ours(f)} | "
+            f"{ours(u)}/{sum(u.values()) - ours(u)} | {r['free']['uas']:.2f} | "
+            f"{r['rules']['uas']:.2f} | {r['free']['las']:.2f} | {r['rules']['las']:.2f} | "
+            f"{r['free']['time']:.1f} | {r['rules']['time']:.1f} | "
+            f"{r['rules']['time_limit']} |")
+    lines += ["", "## Incidents by rule id (the enforced ones): gold / free / with rules", ""]
+    for r in rows:
+        ids = sorted({k for part in (r["gold"], r["free"]["incidents"],
+                                     r["rules"]["incidents"]) for k in part if k in OURS})
+        cells = ", ".join(f"{k} {r['gold'].get(k, 0)}/{r['free']['incidents'].get(k, 0)}/"
+                          f"{r['rules']['incidents'].get(k, 0)}" for k in ids)
+        lines.append(f"- **{r['treebank']}**: {cells or 'none'}; rules not learned "
+                     f"(broken by > 0.1% in training): {', '.join(r['not_learned']) or 'none'}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ud", default=str(HERE.parent.parent / "shared" / "ud"))
+    ap.add_argument("--treebanks", default=None, help="comma-separated folders (default all)")
+    ap.add_argument("--train-cap", type=int, default=800)
+    ap.add_argument("--dev-cap", type=int, default=150)
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--out", default=str(HERE / "results" / "constraints"))
+    args = ap.parse_args(argv)
+    ud = Path(args.ud)
+    if not ud.is_dir():
+        print(f"constraints.py: error: {ud}: no UD folder", file=sys.stderr)
+        return 2
+    names = args.treebanks.split(",") if args.treebanks else sorted(
+        p.name for p in ud.iterdir() if (p / "train.conllu").exists())
+    rows = []
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            rows.append(run_treebank(ud / name, args, Path(tmp)))
+            out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
+            out.with_suffix(".md").write_text(markdown(rows, args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,351 @@
+"""UD's validator rules on HEAD and DEPREL, as constraints of labeled decoding (issue 14).
+
+The rules are those of UD's validator (``udvalidate --level 3``, udtools 0.2.9,
+``udtools/level3.py``) that concern only the tree and its labels given the words'
+tags, named by the validator's own rule ids:
+
+* ``0-is-not-root`` / ``root-is-not-0`` (here one rule, ``root``): a word hangs from 0
+  iff its relation is ``root``;
+* ``too-many-subjects``: at most one child whose universal relation contains ``subj``
+  (nsubj, csubj and their subtypes) per head, ``[nc]subj:outer`` not counted
+  (``check_single_subject``; the validator's MISC ``Subject=Outer`` escape cannot be
+  predicted and is not used);
+* ``too-many-objects``: at most one ``obj`` child per head (``check_single_object``);
+* ``leaf-mark-case``, ``leaf-aux-cop``, ``leaf-det``, ``leaf-clf``, ``leaf-cc``,
+  ``leaf-fixed``, ``leaf-goeswith``, ``leaf-punct``: function words take only the child
+  relations :data:`LEAF_CHILDREN` allows (``check_functional_leaves``), with its
+  exceptions: a negative ``advmod`` (UPOS PART or ADV, ``Polarity=Neg``) under any but
+  ``punct``, and ``appos``/``acl``/``nmod`` under a ``det`` with ``Poss=Yes``. The
+  validator also lets a non-projective function word have ``punct`` children; that
+  exception is not made here (stricter);
+* ``punct-is-nonproj``, ``punct-causes-nonproj``: ``check_projective_punctuation``
+  (:func:`decoders.labeled.projectivity_violations`, enforced by cuts);
+* ``right-to-left-conj``, ``-fixed``, ``-flat``, ``-goeswith``, ``-appos``: the head of
+  these precedes the dependent (``check_left_to_right_relations``);
+* ``rel-upos-det``, ``-nummod``, ``-advmod``, ``-expl``, ``-aux``, ``-cop``, ``-case``,
+  ``-mark``, ``-cc``, ``-punct``, ``upos-rel-punct``, ``rel-upos-fixed``: relation and
+  UPOS (ExtPos when given) agree (``check_upos_vs_deprel``; the ``advmod`` escape for a
+  word with a ``goeswith`` child is not made: stricter);
+* ``goeswith-gap``, ``fixed-gap``: the words between a head and its goeswith (fixed)
+  child are its goeswith (fixed) children (for fixed: or punctuation)
+  (``check_goeswith_span``, ``check_fixed_span``).
+
+A treebank's training data may break some of them: :func:`learn_rules` keeps the rules
+that at most :data:`TOLERANCE` of their relevant words break, and the model file stores
+that list (:class:`UDRules`). :func:`compile_rules` turns the list, for one sentence,
+into the index sets of :class:`~decoders.labeled.LabeledProblem`; the decoders know
+nothing of UD.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from polyparse.corpora.sentence import Sentence
+from polyparse.decoders.labeled import (ChildRule, Contiguous, projectivity_violations)
+
+LEAF_CHILDREN = {
+    "mark": "advmod obl goeswith fixed reparandum conj cc punct",
+    "case": "advmod obl goeswith fixed reparandum conj cc punct",
+    "aux": "goeswith fixed reparandum conj cc punct",
+    "cop": "goeswith fixed reparandum conj cc punct",
+    "det": "det case advmod obl clf goeswith fixed flat compound reparandum discourse "
+           "parataxis conj cc punct",
+    "clf": "advmod obl goeswith fixed reparandum conj cc punct",
+    "cc": "goeswith fixed reparandum conj punct",
+    "fixed": "goeswith reparandum conj punct",
+    "goeswith": "",
+    "punct": "punct",
+}
+"""The child relations each function relation allows (the validator's
+``check_functional_leaves``)."""
+LEAF_CHILDREN = {rel: frozenset(children.split()) for rel, children in LEAF_CHILDREN.items()}
+
+LEAF_RULE = {"mark": "leaf-mark-case", "case": "leaf-mark-case", "aux": "leaf-aux-cop",
+             "cop": "leaf-aux-cop", "det": "leaf-det", "clf": "leaf-clf", "cc": "leaf-cc",
+             "fixed": "leaf-fixed", "goeswith": "leaf-goeswith", "punct": "leaf-punct"}
+
+LEFT_HEADED = ("conj", "fixed", "flat", "goeswith", "appos")
+
+REL_UPOS = {
+    # rule id: (relation, pattern, True if UPOS must match it, False if must not)
+    "rel-upos-det": ("det", r"^(DET|PRON)", True),
+    "rel-upos-nummod": ("nummod", r"^(NUM|NOUN|SYM)$", True),
+    "rel-upos-advmod": ("advmod", r"^(ADV|ADJ|CCONJ|DET|PART|SYM)", True),
+    "rel-upos-expl": ("expl", r"^(PRON|DET|PART)$", True),
+    "rel-upos-aux": ("aux", r"^(AUX)", True),
+    "rel-upos-cop": ("cop", r"^(AUX|PRON|DET|SYM)", True),
+    "rel-upos-case": ("case", r"^(PROPN|ADJ|PRON|DET|NUM|AUX)", False),
+    "rel-upos-mark": ("mark", r"^(NOUN|PROPN|ADJ|PRON|DET|NUM|AUX|INTJ)", False),
+    "rel-upos-cc": ("cc", r"^(NOUN|PROPN|ADJ|PRON|DET|NUM|VERB|AUX|INTJ)", False),
+    "rel-upos-punct": ("punct", r"^PUNCT$", True),
+}
+"""The validator's ``check_upos_vs_deprel``: relation -> the UPOS it needs (True) or
+excludes (False)."""
+
+RULES = ("root", "too-many-subjects", "too-many-objects",
+         "leaf-mark-case", "leaf-aux-cop", "leaf-det", "leaf-clf", "leaf-cc", "leaf-fixed",
+         "leaf-goeswith", "leaf-punct", "punct-is-nonproj", "punct-causes-nonproj",
+         *(f"right-to-left-{rel}" for rel in LEFT_HEADED),
+         *REL_UPOS, "upos-rel-punct", "rel-upos-fixed", "goeswith-gap", "fixed-gap")
+"""Every rule id this module enforces, in the order tables list them."""
+
+TOLERANCE = 0.001
+"""A rule is learned when at most this share of the words it concerns break it in the
+training data (0.1%)."""
+
+
+def udeprel(deprel: str) -> str:
+    """The universal part of a relation: ``nsubj:pass`` -> ``nsubj``."""
+    return deprel.split(":", 1)[0]
+
+
+def feats_of(text: str) -> dict:
+    """``"A=B|C=D"`` -> ``{"A": "B", "C": "D"}`` (``_`` -> empty)."""
+    if text in ("", "_"):
+        return {}
+    return dict(item.split("=", 1) for item in text.split("|") if "=" in item)
+
+
+def is_subject(deprel: str) -> bool:
+    """Counted by too-many-subjects: ``subj`` in the universal relation, not
+    ``[nc]subj:outer``."""
+    return "subj" in udeprel(deprel) and not re.match(r"^[nc]subj:outer$", deprel)
+
+
+def _tag(upos: str, feats: dict) -> str:
+    return feats.get("ExtPos") or upos
+
+
+def forbidden_by_upos(rel: str, upos: str, feats: dict, rules: frozenset) -> str | None:
+    """The rule id that forbids relation ``rel`` (universal part) on a word with these
+    tags, or None."""
+    tag = _tag(upos, feats)
+    for rule, (relation, pattern, must) in REL_UPOS.items():
+        if rule in rules and rel == relation and bool(re.match(pattern, tag)) != must:
+            return rule
+    if "upos-rel-punct" in rules and tag == "PUNCT" and rel not in ("punct", "root"):
+        return "upos-rel-punct"
+    if "rel-upos-fixed" in rules and tag == "PROPN" and rel == "fixed":
+        return "rel-upos-fixed"
+    return None
+
+
+def leaf_allows(parent_rel: str, parent_feats: dict, child_rel: str, child_upos: str,
+                child_feats: dict) -> bool:
+    """Whether a word labeled ``parent_rel`` (a function relation) may have a child
+    labeled ``child_rel`` (universal parts)."""
+    if parent_rel != "punct" and child_rel == "advmod" and child_upos in ("PART", "ADV") \
+            and child_feats.get("Polarity") == "Neg":
+        return True
+    if parent_rel == "det" and parent_feats.get("Poss") == "Yes" \
+            and child_rel in ("appos", "acl", "nmod"):
+        return True
+    return child_rel in LEAF_CHILDREN[parent_rel]
+
+
+def check(sentence: Sentence) -> tuple[Counter, Counter]:
+    """``(relevant, broken)``: per rule id, how many words (heads, for the rules on
+    children; sentences, for ``root``) of ``sentence``'s tree the rule concerns, and how
+    many break it. Every word needs a head and a relation."""
+    n = len(sentence)
+    heads = sentence.heads
+    rels = [udeprel(d) for d in sentence.deprels]
+    feats = [feats_of(f) for f in sentence.feats]
+    upos = sentence.upos
+    relevant, broken = Counter(), Counter()
+    children = [[] for _ in range(n + 1)]
+    for m in range(1, n + 1):
+        children[heads[m]].append(m)
+    relevant["root"] += 1
+    if any((heads[m] == 0) != (rels[m] == "root") for m in range(1, n + 1)):
+        broken["root"] += 1
+    for h in range(0, n + 1):
+        subjects = sum(is_subject(sentence.deprels[c]) for c in children[h])
+        objects = sum(rels[c] == "obj" for c in children[h])
+        relevant["too-many-subjects"] += subjects > 0
+        broken["too-many-subjects"] += subjects > 1
+        relevant["too-many-objects"] += objects > 0
+        broken["too-many-objects"] += objects > 1
+    all_rules = frozenset(RULES)
+    for m in range(1, n + 1):
+        rel = rels[m]
+        if rel in LEAF_RULE:
+            rule = LEAF_RULE[rel]
+            relevant[rule] += 1
+            broken[rule] += any(not leaf_allows(rel, feats[m], rels[c], upos[c], feats[c])
+                                for c in children[m])
+        if rel in LEFT_HEADED:
+            relevant[f"right-to-left-{rel}"] += 1
+            broken[f"right-to-left-{rel}"] += m < heads[m]
+        for rule, (relation, _, _) in REL_UPOS.items():
+            relevant[rule] += rel == relation
+        if _tag(upos[m], feats[m]) == "PUNCT":
+            relevant["upos-rel-punct"] += 1
+        rule = forbidden_by_upos(rel, upos[m], feats[m], all_rules)
+        if rule is not None:
+            broken[rule] += 1
+        if _tag(upos[m], feats[m]) == "PROPN":
+            relevant["rel-upos-fixed"] += 1
+            if any(rels[c] == "fixed" for c in children[m]) and rule != "rel-upos-fixed":
+                broken["rel-upos-fixed"] += 1
+        for rel_gap, rule in (("goeswith", "goeswith-gap"), ("fixed", "fixed-gap")):
+            group = [c for c in children[m] if rels[c] == rel_gap]
+            if group:
+                relevant[rule] += 1
+                last = max(group)
+                if any(j not in group and not (rel_gap == "fixed" and rels[j] == "punct")
+                       for j in range(m + 1, last)):
+                    broken[rule] += 1
+    is_punct = np.array([m > 0 and rels[m] == "punct" for m in range(n + 1)])
+    relevant["punct-is-nonproj"] += int(is_punct.sum())
+    relevant["punct-causes-nonproj"] += int(is_punct.sum())
+    for rule, p in {(rule, p) for rule, p, _ in _all_violations(heads, is_punct)}:
+        broken[rule] += 1
+    return relevant, broken
+
+
+def _all_violations(heads: np.ndarray, is_punct: np.ndarray) -> list:
+    """Every (rule, p) of punct-is-nonproj / punct-causes-nonproj, one per punctuation
+    word and rule."""
+    found = []
+    for p in np.flatnonzero(is_punct):
+        only = np.zeros_like(is_punct)
+        only[p] = True
+        found.extend(projectivity_violations(heads, only))
+    return found
+
+
+@dataclass(frozen=True)
+class UDRules:
+    """The rules a model enforces (a tuple of rule ids of :data:`RULES`), with the
+    training counts they were learned from (``{rule: [relevant, broken]}``)."""
+
+    rules: tuple[str, ...] = ()
+    counts: dict | None = None
+
+    def to_json(self) -> dict:
+        return {"rules": list(self.rules), "counts": self.counts or {},
+                "tolerance": TOLERANCE}
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> "UDRules":
+        """From a model file's ``ud_rules`` entry; None (an older file): no rules."""
+        if not data:
+            return cls()
+        unknown = [rule for rule in data.get("rules", []) if rule not in RULES]
+        if unknown:
+            raise ValueError(f"unknown UD rule(s) {', '.join(unknown)}")
+        return cls(tuple(data.get("rules", [])), dict(data.get("counts", {})))
+
+
+def is_ud(sentences: Sequence[Sentence]) -> bool:
+    """Whether a treebank looks like UD: ``root`` relations and UPOS tags."""
+    return any("root" in s.deprels for s in sentences) and any(
+        u not in ("_", "") for s in sentences for u in s.upos[1:])
+
+
+def learn_rules(sentences: Sequence[Sentence], tolerance: float = TOLERANCE) -> UDRules:
+    """The rules of :data:`RULES` that at most ``tolerance`` of their relevant words in
+    ``sentences`` (gold trees) break; none for a treebank that is not UD
+    (:func:`is_ud`)."""
+    if not is_ud(sentences):
+        return UDRules()
+    relevant, broken = Counter(), Counter()
+    for sentence in sentences:
+        if len(sentence) == 0 or np.any(sentence.heads[1:] < 0):
+            continue
+        r, b = check(sentence)
+        relevant.update(r)
+        broken.update(b)
+    kept = tuple(rule for rule in RULES if broken[rule] <= tolerance * relevant[rule])
+    return UDRules(kept, {rule: [int(relevant[rule]), int(broken[rule])] for rule in RULES})
+
+
+def label_masks(sentence: Sentence, labels: Sequence[str], arcs: np.ndarray,
+                rules: frozenset) -> np.ndarray:
+    """``bool (n_arcs, n_labels)``: the labels each candidate arc ``(h, m)`` may take
+    under the arc-local ``rules`` (root, right-to-left-*, rel-upos-*, upos-rel-punct,
+    rel-upos-fixed)."""
+    rels = [udeprel(label) for label in labels]
+    n = len(sentence)
+    feats = [feats_of(f) for f in sentence.feats]
+    by_word = np.ones((n + 1, len(labels)), dtype=bool)
+    for m in range(1, n + 1):
+        for i, rel in enumerate(rels):
+            if forbidden_by_upos(rel, sentence.upos[m], feats[m], rules) is not None:
+                by_word[m, i] = False
+    allowed = by_word[arcs[:, 1]].copy()
+    h, m = arcs[:, 0], arcs[:, 1]
+    rel_arr = np.array(rels)
+    if "root" in rules:
+        is_root = rel_arr == "root"
+        allowed &= np.where((h == 0)[:, None], is_root[None, :], ~is_root[None, :])
+    for rel in LEFT_HEADED:
+        if f"right-to-left-{rel}" in rules:
+            allowed[np.ix_(h > m, rel_arr == rel)] = False
+    if "rel-upos-fixed" in rules:
+        propn_head = np.array([hh > 0 and _tag(sentence.upos[hh], feats[hh]) == "PROPN"
+                               for hh in h], dtype=bool)
+        allowed[np.ix_(propn_head, rel_arr == "fixed")] = False
+    return allowed
+
+
+def compile_rules(sentence: Sentence, labels: Sequence[str], rules: frozenset,
+                  arcs: np.ndarray, candidates: np.ndarray) -> dict:
+    """The non-local constraints of ``rules`` for ``sentence`` as keyword arguments of
+    :class:`~decoders.labeled.LabeledProblem` (``at_most_one``, ``child_rules``,
+    ``contiguous``, ``projective``), over the candidate arcs ``arcs`` (``(n_arcs, 2)``)
+    and their candidate label ids ``candidates`` (``(n_arcs, K)``, -1 unused)."""
+    rels = np.array([udeprel(label) for label in labels])
+    ids = np.arange(len(labels))
+    sets = []
+    if "too-many-subjects" in rules:
+        sets.append(np.array([i for i, label in enumerate(labels) if is_subject(label)],
+                             dtype=np.int64))
+    if "too-many-objects" in rules:
+        sets.append(ids[rels == "obj"])
+    contiguous: tuple = ()
+    for rel_gap, rule in (("goeswith", "goeswith-gap"), ("fixed", "fixed-gap")):
+        if rule in rules:
+            also = tuple(int(i) for i in ids[rels == "punct"]) if rel_gap == "fixed" else ()
+            contiguous += tuple(Contiguous(int(i), also) for i in ids[rels == rel_gap])
+    projective = ids[rels == "punct"] if {"punct-is-nonproj", "punct-causes-nonproj"} & rules \
+        else np.zeros(0, dtype=np.int64)
+    return {"at_most_one": tuple(s for s in sets if s.size),
+            "child_rules": child_rules(sentence, labels, rules, arcs, candidates),
+            "contiguous": contiguous, "projective": projective}
+
+
+def child_rules(sentence: Sentence, labels: Sequence[str], rules: frozenset,
+                arcs: np.ndarray, candidates: np.ndarray) -> tuple[ChildRule, ...]:
+    """The leaf-* rules of ``rules`` as :class:`~decoders.labeled.ChildRule` s: one per
+    word m and function label that some candidate arc into m has."""
+    rels = [udeprel(label) for label in labels]
+    n = len(sentence)
+    feats = [feats_of(f) for f in sentence.feats]
+    into: dict[int, set] = {}
+    for a, k in zip(*np.nonzero(candidates >= 0)):
+        into.setdefault(int(arcs[a, 1]), set()).add(int(candidates[a, k]))
+    out = []
+    cache: dict = {}
+    for m in range(1, n + 1):
+        for label in sorted(into.get(m, ())):
+            rel = rels[label]
+            if rel not in LEAF_RULE or LEAF_RULE[rel] not in rules:
+                continue
+            key = (rel, feats[m].get("Poss") == "Yes")
+            if key not in cache:
+                allowed = np.zeros((n + 1, len(labels)), dtype=bool)
+                for c in range(1, n + 1):
+                    for i, child_rel in enumerate(rels):
+                        allowed[c, i] = leaf_allows(rel, feats[m], child_rel,
+                                                    sentence.upos[c], feats[c])
+                cache[key] = allowed
+            out.append(ChildRule(m, label, cache[key]))
+    return tuple(out)

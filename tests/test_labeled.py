@@ -1,0 +1,145 @@
+"""Labeled ILP and LP (decoders.labeled) against every labeled tree of small sentences."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from polyparse.decoders.higher_order import build_parts
+from polyparse.decoders.labeled import (ChildRule, Contiguous, Infeasible, LabeledProblem,
+                                        best_labels, projectivity_violations, solve_labeled)
+
+from brute_force import all_trees
+
+pytestmark = pytest.mark.ilp
+
+
+def _problem(parts, rng, n_labels, **constraints) -> tuple[np.ndarray, LabeledProblem]:
+    """Random label scores over ``parts``' arcs, all labels candidates."""
+    label_scores = rng.normal(size=(parts.arcs.shape[0], n_labels))
+    base = best_labels(label_scores, k=n_labels)
+    return label_scores, LabeledProblem(base.labels, base.offsets, **constraints)
+
+
+def _brute(parts, scores, label_scores, problem, single_root=True):
+    """Best (value, heads, labels) over all labeled trees satisfying ``problem``."""
+    n = parts.n
+    row = {(int(h), int(m)): i for i, (h, m) in enumerate(parts.arcs)}
+    best = (-np.inf, None, None)
+    top = label_scores.max(axis=1)
+    for heads in all_trees(n, single_root):
+        if any((int(heads[m]), m) not in row for m in range(1, n + 1)):
+            continue
+        base = float(scores @ parts.from_heads(heads))
+        cand = [problem.labels[row[(int(heads[m]), m)]] for m in range(1, n + 1)]
+        for labs in itertools.product(*[c[c >= 0] for c in cand]):
+            labels = np.array([-1, *labs])
+            if not _feasible(heads, labels, problem):
+                continue
+            value = base + sum(label_scores[row[(int(heads[m]), m)], labels[m]]
+                               - top[row[(int(heads[m]), m)]] for m in range(1, n + 1))
+            if value > best[0] + 1e-9:
+                best = (value, heads, labels)
+    return best
+
+
+def _feasible(heads, labels, problem) -> bool:
+    n = heads.size - 1
+    for label_set in problem.at_most_one:
+        for h in range(n + 1):
+            if sum(heads[m] == h and labels[m] in label_set for m in range(1, n + 1)) > 1:
+                return False
+    for rule in problem.child_rules:
+        if labels[rule.m] == rule.label:
+            for c in range(1, n + 1):
+                if heads[c] == rule.m and not rule.allowed[c, labels[c]]:
+                    return False
+    for rule in problem.contiguous:
+        for c in range(1, n + 1):
+            h = heads[c]
+            if labels[c] == rule.label and 0 < h < c:
+                for j in range(h + 1, c):
+                    if not ((heads[j] == h and labels[j] == rule.label)
+                            or labels[j] in rule.also):
+                        return False
+    mask = np.isin(labels, problem.projective) & (np.arange(n + 1) > 0)
+    return not projectivity_violations(heads, mask)
+
+
+def _constraints(n, n_labels, rng):
+    allowed = rng.random((n + 1, n_labels)) < 0.5
+    return dict(at_most_one=(np.array([0]),),
+                child_rules=tuple(ChildRule(m, 1, allowed) for m in range(1, n + 1)),
+                contiguous=(Contiguous(2, (1,)),),
+                projective=np.array([1]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("relaxed", [False, True])
+def test_labeled_matches_brute_force(seed, relaxed):
+    rng = np.random.default_rng(seed)
+    n, n_labels = (4, 2) if seed % 2 == 0 else (3, 3)
+    parts = build_parts(n, order="2" if seed >= 4 else "1")
+    scores = rng.normal(size=len(parts))
+    label_scores, problem = _problem(parts, rng, n_labels, **_constraints(n, n_labels, rng))
+    value, _, _ = _brute(parts, scores, label_scores, problem)
+    got = solve_labeled(parts, scores, problem, single_root=True, relaxed=relaxed)
+    if relaxed:         # LP + rounding: a feasible labeled tree, not always the best
+        assert got.result.value <= value + 1e-6
+    else:
+        assert got.result.value == pytest.approx(value, abs=1e-6)
+    assert _feasible(got.result.heads, got.labels, problem)
+
+
+def test_without_label_constraints_same_tree_and_best_labels():
+    from polyparse.decoders import make_decoder
+
+    rng = np.random.default_rng(7)
+    for order in ("1", "2", "1", "2"):
+        parts = build_parts(4 if order == "2" else 5, order=order)
+        scores = rng.normal(size=len(parts))
+        label_scores = rng.normal(size=(parts.arcs.shape[0], 4))
+        problem = best_labels(label_scores, k=3)
+        assert not problem.constrained
+        plain = make_decoder("ilp").decode(parts, scores)
+        got = solve_labeled(parts, scores, problem, single_root=True)
+        assert np.array_equal(got.result.heads, plain.heads)
+        rows = [int(np.flatnonzero((parts.arcs[:, 0] == plain.heads[m])
+                                   & (parts.arcs[:, 1] == m))[0]) for m in range(1, parts.n + 1)]
+        assert list(got.labels[1:]) == list(label_scores[rows].argmax(axis=1))
+        assert got.result.value == pytest.approx(plain.value)
+
+
+def test_infeasible_raises():
+    parts = build_parts(3)
+    scores = np.zeros(len(parts))
+    problem = best_labels(np.zeros((parts.arcs.shape[0], 1)), k=1)
+    # every word is labeled 0, a word labeled 0 has no children, at most one root child
+    problem = LabeledProblem(problem.labels, problem.offsets, at_most_one=(np.array([0]),),
+                             child_rules=tuple(ChildRule(m, 0, np.zeros((4, 1), bool))
+                                               for m in range(1, 4)))
+    with pytest.raises(Infeasible):
+        solve_labeled(parts, scores, problem, single_root=True)
+
+
+def test_punct_cuts_remove_nonprojective_punct():
+    """punct-is-nonproj: 1 <- 2 <- root, punct 3 wants head 1, over 2 (not below 1)."""
+    n = 3
+    parts = build_parts(n)
+    S = np.full((n + 1, n + 1), -5.0)
+    S[0, 2] = S[2, 1] = S[1, 3] = 5.0
+    S[2, 3] = 1.0
+    scores = S[parts.arcs[:, 0], parts.arcs[:, 1]]
+    label_scores = np.zeros((parts.arcs.shape[0], 2))
+    label_scores[:, 1] = -1.0
+    label_scores[parts.arcs[:, 1] == 3] = [-10.0, 2.0]          # word 3 is punct (label 1)
+    base = best_labels(label_scores, k=2)
+    free = solve_labeled(parts, scores, base, single_root=True)
+    assert list(free.result.heads) == [-1, 2, 0, 1] and free.labels[3] == 1
+    assert projectivity_violations(free.result.heads, free.labels == 1)
+    problem = LabeledProblem(base.labels, base.offsets, projective=np.array([1]))
+    for relaxed in (False, True):
+        got = solve_labeled(parts, scores, problem, single_root=True, relaxed=relaxed)
+        assert list(got.result.heads) == [-1, 2, 0, 2] and got.labels[3] == 1
