@@ -174,7 +174,8 @@ def test_cli_trains_and_parses_order_2_with_ad3_close_to_lp(tmp_path, sample_tra
     train.write_text("".join(s.to_text() for s in sample_train[:60]))
     model = tmp_path / "model.npz"
     assert main(["-q", "train", "--train", str(train), "--model", str(model), "--order", "2",
-                 "--decoder", "ad3", "--epochs", "1", "--no-tagger", "--bits", "18"]) == 0
+                 "--decoder", "ad3", "--epochs", "1", "--no-tagger", "--bits", "18",
+                 "--no-ud-rules"]) == 0
     out, dev = tmp_path / "parsed.conllu", tmp_path / "dev.conllu"
     gold = read_treebank(SAMPLE / "dev.conllu")[:60]
     dev.write_text("".join(s.to_text() for s in gold))
