@@ -194,8 +194,9 @@ class ParameterMixing:
             model.weights = total / max(iterates, 1)
             sentences = sum(r.sentences for r in results)
             mean_slack = sum(r.slack_sum for r in results) / max(sentences, 1)
-            extra = {key: sum(r.extra.get(key, 0.0) * r.sentences for r in results) / sentences
-                     for key in results[0].extra}
+            keys = sorted(set().union(*(r.extra for r in results)))
+            extra = {key: sum(r.extra.get(key, 0.0) * r.sentences for r in results)
+                     / max(sentences, 1) for key in keys}     # shares weighted by sentences
             extra["slowest_shard_seconds"] = max(r.seconds for r in results)
             stats = EpochStats(epoch, self.trainer.objective(
                 mean_slack, AveragedWeights.starting_at(mixed)), mean_slack,
