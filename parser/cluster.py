@@ -85,9 +85,13 @@ def connect(address: str, *, timeout: float | None = None) -> Iterator:
                                    f"{address!r}") from None
             import dask
 
+            # Dask's own log lines (workers starting, connections closing) are not the
+            # user's business on a cluster started for one command: errors only
+            stack.enter_context(_quiet(logging.getLogger("distributed")))
             # no statistical profiler sampling the workers' stacks every 10 ms: it slows
             # pure-Python parsing by several percent and nobody looks at it here
-            with dask.config.set({"distributed.worker.profile.enabled": False}):
+            with dask.config.set({"distributed.worker.profile.enabled": False,
+                                  "logging.distributed": "error"}):
                 cluster = stack.enter_context(LocalCluster(
                     n_workers=workers, threads_per_worker=1, processes=True,
                     host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR))
@@ -95,10 +99,22 @@ def connect(address: str, *, timeout: float | None = None) -> Iterator:
         else:
             try:
                 client = stack.enter_context(Client(address, timeout=timeout))
-            except (OSError, TimeoutError, ValueError) as error:
+            except Exception as error:      # refused, timed out, or not a Dask scheduler
+                detail = str(error).splitlines()[0] if str(error) else type(error).__name__
                 raise ClusterError(f"cannot reach the Dask scheduler at {address} within "
-                                   f"{timeout:g} s: {error}") from None
+                                   f"{timeout:g} s: {detail}") from None
         yield client
+
+
+@contextlib.contextmanager
+def _quiet(logger: logging.Logger) -> Iterator[None]:
+    """``logger`` at level ERROR for the block."""
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _threads(client) -> int:
