@@ -89,20 +89,6 @@ def test_raw_text_from_python(client, model):
     assert sum(model.decodings.since(counts).kinds.values()) == len(alone)     # workers' counts come back
 
 
-def test_a_worker_killed_during_a_parse_costs_no_sentence(client, model, monkeypatch):
-    _wait_for_two(client)
-    monkeypatch.setattr(pipeline, "CHUNK", 4)               # many chunks, several in flight
-    dev = read_treebank(SAMPLE / "dev.conllu")
-    alone = [s.to_text() for s in model.parse(dev)]
-    stream = model.parse(dev, client=client)
-    parsed = [next(stream).to_text()]
-    killed = _kill_a_busy_worker(client)
-    parsed += [s.to_text() for s in stream]
-    assert parsed == alone
-    _wait_for_two(client)                             # the nanny started another process
-    assert killed not in client.run(os.getpid).values()
-
-
 def _prepared(shards: int):
     config = TrainConfig(epochs=2, trainer="ssg", mixing={"shards": shards,
                                                           "mixing": "uniform"})
@@ -124,25 +110,6 @@ def test_mixing_on_the_cluster_gives_the_serial_weights_and_says_so(client, tmp_
     # mixing is not one process's training: the shards see other weights
     alone = Parser.train(sentences, TrainConfig(epochs=2, trainer="ssg"))
     assert not np.array_equal(alone.model.weights, serial.model.weights)
-
-
-def test_a_worker_killed_during_an_epoch_costs_no_weight(client):
-    _wait_for_two(client)
-    config, _, prepared = _prepared(2)
-    parser = Parser(prepared.model, config)
-    start = np.zeros(prepared.model.dim)
-    serial = SerialShards(config.trainer, config.trainer_options, config.seed,
-                          prepared.model, parser.decoder, prepared.train, 2)(1, start)
-    with cluster.DaskShards(client, parser, prepared.train) as shards:
-        futures = shards.submit(1, start)
-        killed = _kill_a_busy_worker(client)
-        results = shards.collect(futures)
-    _wait_for_two(client)
-    assert killed not in client.run(os.getpid).values()
-    for mine, theirs in zip(results, serial):
-        assert np.array_equal(mine.last, theirs.last)
-        assert np.array_equal(mine.average, theirs.average)
-        assert mine.slack_sum == theirs.slack_sum
 
 
 def test_an_unreachable_scheduler_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
@@ -172,3 +139,36 @@ def test_dual_trainers_refuse_shards(trainer, capsys, tmp_path):
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and "per-sentence dual state" in err[0]
     assert os.listdir(tmp_path) == []
+
+
+# The two tests that kill a worker come last: the nanny's new process takes a while.
+
+def test_a_worker_killed_during_a_parse_costs_no_sentence(client, model, monkeypatch):
+    _wait_for_two(client)
+    monkeypatch.setattr(pipeline, "CHUNK", 4)               # many chunks, several in flight
+    dev = read_treebank(SAMPLE / "dev.conllu")
+    alone = [s.to_text() for s in model.parse(dev)]
+    stream = model.parse(dev, client=client)
+    parsed = [next(stream).to_text()]
+    killed = _kill_a_busy_worker(client)
+    parsed += [s.to_text() for s in stream]
+    assert parsed == alone
+    assert killed not in client.run(os.getpid).values()          # it was killed indeed
+
+
+def test_a_worker_killed_during_an_epoch_costs_no_weight(client):
+    _wait_for_two(client)
+    config, _, prepared = _prepared(2)
+    parser = Parser(prepared.model, config)
+    start = np.zeros(prepared.model.dim)
+    serial = SerialShards(config.trainer, config.trainer_options, config.seed,
+                          prepared.model, parser.decoder, prepared.train, 2)(1, start)
+    with cluster.DaskShards(client, parser, prepared.train) as shards:
+        futures = shards.submit(1, start)
+        killed = _kill_a_busy_worker(client)
+        results = shards.collect(futures)
+    assert killed not in client.run(os.getpid).values()
+    for mine, theirs in zip(results, serial):
+        assert np.array_equal(mine.last, theirs.last)
+        assert np.array_equal(mine.average, theirs.average)
+        assert mine.slack_sum == theirs.slack_sum
