@@ -121,7 +121,7 @@ def parse_rows(args, model: Path) -> list[dict]:
 
 def ipm_rows(args) -> list[dict]:
     from polyparse.corpora.conllu_io import read_treebank
-    from polyparse.learning.mixing import ParameterMixing
+    from polyparse.learning.mixing import ParameterMixing, SparseWeights
     from polyparse.learning.trainers import make_trainer
     from polyparse.parser import cluster, training
     from polyparse.parser.config import TrainConfig
@@ -139,21 +139,22 @@ def ipm_rows(args) -> list[dict]:
                 began = time.perf_counter()
                 stats = next(ParameterMixing(trainer, shards, runner).run(prepared.model))
                 epoch = time.perf_counter() - began
-                # the driver's mixing, as ParameterMixing.run does it, on arrays of the size
-                rng = np.random.default_rng(0)
-                lasts = [rng.random(prepared.model.dim) for _ in range(shards)]
+                # the driver's mixing, as ParameterMixing.run does it, on weights as
+                # sparse as this epoch's
+                sparse = SparseWeights.of(prepared.model.weights)
                 mixed, total = np.zeros(prepared.model.dim), np.zeros(prepared.model.dim)
                 began = time.perf_counter()
-                for last in lasts:
-                    mixed += last
-                    total += 7 * last
+                for _ in range(shards):
+                    sparse.add_to(mixed)
+                    sparse.add_to(total, 7.0)
                 mixed /= shards
                 mix = time.perf_counter() - began
-                del lasts, mixed, total
+                del mixed, total
         rows.append({"run": f"IPM epoch, {shards} shard(s) on local:{shards}",
                      "workers": shards, "sentences": len(train),
                      "tokens": sum(len(s) for s in train), "dim": prepared.model.dim,
                      "weights_mb": prepared.model.dim * 8 / 1e6,
+                     "sparse_mb": sparse.nbytes / 1e6,
                      "epoch_s": epoch, "slowest_shard_s": stats.extra["slowest_shard_seconds"],
                      "model_ship_s": runner.times.model, "weights_ship_s": runner.times.weights,
                      "mix_s": mix, "tokens_per_s": sum(len(s) for s in train) / epoch})
@@ -199,7 +200,8 @@ def projection(parse: list[dict], ipm: list[dict]) -> tuple[list[dict], list[str
         "Parameter mixing, one epoch on K machines: T(K) = W / K + K (c + m), where W = the "
         f"epoch's work on one shard = {work:.2f} s (1 shard), c = shipping one shard's "
         f"weights out and back = {k2['weights_ship_s']:.2f} s / 2 = {per_shard:.3f} s "
-        f"({k2['weights_mb']:.0f} MB of float64 weights each way; the driver sends and "
+        f"(the nonzero weights, {k2['sparse_mb']:.1f} MB each way, of "
+        f"{k2['weights_mb']:.0f} MB dense; the driver sends and "
         f"receives every shard's, so it grows with K), m = mixing one shard's weights on "
         f"the driver = {mix:.4f} s. T(K) is least at K* = sqrt(W / (c + m)) = "
         f"{np.sqrt(work / (per_shard + mix)):.0f}; past it, adding machines slows the epoch.",
@@ -254,7 +256,8 @@ def main() -> None:
                      f"{r['cluster_start_s']:.2f} | {'yes' if r['identical'] else 'NO'} |")
     lines += ["", f"One epoch of iterative parameter mixing (SSG, order 1) on the first "
               f"{ipm[0]['sentences']} sentences ({ipm[0]['tokens']} tokens; "
-              f"{ipm[0]['dim']:,} weights, {ipm[0]['weights_mb']:.0f} MB as float64):", "",
+              f"{ipm[0]['dim']:,} weights, {ipm[0]['weights_mb']:.0f} MB as float64, "
+              f"{ipm[-1]['sparse_mb']:.1f} MB as the nonzero ones that travel):", "",
               "| run | epoch s | slowest shard s | speed-up | model+sentences shipping s | "
               "weights shipping s | mixing s |", "|---|---|---|---|---|---|---|"]
     for r in ipm:

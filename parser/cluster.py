@@ -28,11 +28,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-import numpy as np
-
 from polyparse.corpora.sentence import Sentence
 from polyparse.learning.examples import Examples
-from polyparse.learning.mixing import ShardEpoch, shard_epoch, shard_members
+from polyparse.learning.mixing import ShardEpoch, SparseWeights, shard_epoch, shard_members
 
 from .config import config_decoder
 from .workers import collect, parse_counted
@@ -286,7 +284,7 @@ class _ShardData:
         return self.examples[shard]
 
 
-def _shard_task(name: str, shard: int, epoch: int, start: np.ndarray) -> ShardEpoch:
+def _shard_task(name: str, shard: int, epoch: int, start: SparseWeights) -> ShardEpoch:
     data = _LOADED[name]
     config = data.config
     return shard_epoch(config.trainer, config.trainer_options, config.seed,
@@ -297,8 +295,10 @@ class DaskShards:
     """The shards of a parameter-mixing run on the workers of a Dask ``client``
     (:data:`learning.mixing.ShardRunner`), a context manager: the model and the
     sentences go to each worker once (:class:`_TrainingPlugin`), and each epoch the mixed
-    weights once (``client.scatter(..., broadcast=True)``, a float64 array), the shards'
-    weights coming back as two float64 arrays each.
+    weights once (``client.scatter(..., broadcast=True)``), the shards' weights coming
+    back as two vectors each, all as :class:`~learning.mixing.SparseWeights` (indices
+    and float64 values of the nonzero weights: exact, and a few percent of the dense
+    size).
 
     Attributes
     ----------
@@ -326,7 +326,7 @@ class DaskShards:
     def __exit__(self, *exc) -> None:
         self._stack.close()
 
-    def submit(self, epoch: int, start: np.ndarray) -> list:
+    def submit(self, epoch: int, start: SparseWeights) -> list:
         """The futures of every shard's epoch from ``start``, in shard order."""
         began = time.perf_counter()
         weights = self.client.scatter(start, broadcast=True, hash=False)
@@ -342,5 +342,5 @@ class DaskShards:
         self.times.weights += max(0.0, waited - max(r.seconds for r in results))
         return results
 
-    def __call__(self, epoch: int, start: np.ndarray) -> list[ShardEpoch]:
+    def __call__(self, epoch: int, start: SparseWeights) -> list[ShardEpoch]:
         return self.collect(self.submit(epoch, start))

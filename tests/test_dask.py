@@ -15,7 +15,7 @@ pytest.importorskip("distributed")
 from conftest import SAMPLE  # noqa: E402
 
 from polyparse.corpora.conllu_io import read_treebank  # noqa: E402
-from polyparse.learning.mixing import SerialShards  # noqa: E402
+from polyparse.learning.mixing import SerialShards, SparseWeights  # noqa: E402
 from polyparse.parser import cluster, pipeline, training  # noqa: E402
 from polyparse.parser.cli import main  # noqa: E402
 from polyparse.parser.config import TrainConfig  # noqa: E402
@@ -160,7 +160,9 @@ def test_a_worker_killed_during_an_epoch_costs_no_weight(client):
     _wait_for_two(client)
     config, _, prepared = _prepared(2)
     parser = Parser(prepared.model, config)
-    start = np.zeros(prepared.model.dim)
+    rng = np.random.default_rng(0)               # an epoch after the first: nonzero weights
+    start = SparseWeights.of(np.where(rng.random(prepared.model.dim) < 0.01,
+                                      rng.normal(size=prepared.model.dim), 0.0))
     serial = SerialShards(config.trainer, config.trainer_options, config.seed,
                           prepared.model, parser.decoder, prepared.train, 2)(1, start)
     with cluster.DaskShards(client, parser, prepared.train) as shards:
@@ -169,6 +171,6 @@ def test_a_worker_killed_during_an_epoch_costs_no_weight(client):
         results = shards.collect(futures)
     assert killed not in client.run(os.getpid).values()
     for mine, theirs in zip(results, serial):
-        assert np.array_equal(mine.last, theirs.last)
-        assert np.array_equal(mine.average, theirs.average)
+        assert np.array_equal(mine.last.dense(), theirs.last.dense())
+        assert np.array_equal(mine.average.dense(), theirs.average.dense())
         assert mine.slack_sum == theirs.slack_sum
