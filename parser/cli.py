@@ -311,7 +311,10 @@ def _cluster(address: str | None):
     except ClusterError as error:
         raise UsageError(str(error)) from None
     with stack:
-        yield client
+        try:
+            yield client
+        except ClusterError as error:          # the workers cannot load the model
+            raise UsageError(str(error)) from None
 
 
 def _load_parser(args):

@@ -53,8 +53,8 @@ CONNECT_TIMEOUT = 5.0
 
 
 class ClusterError(Exception):
-    """The cluster cannot be used: Dask is not installed, or the scheduler cannot be
-    reached (one line, shown as is)."""
+    """The cluster cannot be used: Dask is not installed, the scheduler cannot be
+    reached, or the workers cannot load the model (one line, shown as is)."""
 
 
 @contextlib.contextmanager
@@ -172,10 +172,14 @@ def _plugin(client, plugin) -> Iterator[float]:
     """``plugin`` set up on every worker for the block; yields the seconds it took to
     ship and set up."""
     began = time.perf_counter()
-    answers = client.register_plugin(plugin, name=plugin.name)
-    for worker, answer in (answers or {}).items():
+    try:
+        answers = client.register_plugin(plugin, name=plugin.name) or {}
+    except Exception as error:       # e.g. a worker without polyparse, or another version
+        answers = {"a worker": {"status": "error", "exception_text": repr(error)}}
+    for worker, answer in answers.items():
         if isinstance(answer, dict) and answer.get("status") == "error":
-            raise RuntimeError(f"worker {worker} could not set up {plugin.name}: "
+            raise ClusterError(f"{worker} could not load the model (is the same polyparse "
+                               f"installed on the workers?): "
                                f"{answer.get('exception_text') or answer}")
     try:
         yield time.perf_counter() - began
@@ -204,9 +208,9 @@ def parse_on_cluster(parser: "Parser", chunks: Iterator[list[Sentence]], client,
     of ``client`` as :meth:`Parser.parse_chunk` does for ``options`` (its arguments after
     the chunk); the workers' certificate counts are added to ``parser.decodings``.
 
-    Streams: at most ``in_flight`` chunks (default: twice the workers' threads) are out or waiting
-    to be handed on in order, whatever the length of the input. The model goes to each
-    worker once (:class:`_ModelPlugin`), before the first chunk.
+    Streams: at most ``in_flight`` chunks (default: twice the workers' threads) are out
+    or waiting to be handed on in order, whatever the length of the input. The model
+    goes to each worker once (:class:`_ModelPlugin`), before the first chunk.
     """
     from distributed import as_completed
 

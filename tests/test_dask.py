@@ -86,7 +86,8 @@ def test_raw_text_from_python(client, model):
     counts = model.decodings.copy()
     on_cluster = [s.to_text() for s in model.parse_text(text, client=client)]
     assert on_cluster == alone and len(alone) > 10
-    assert sum(model.decodings.since(counts).kinds.values()) == len(alone)     # workers' counts come back
+    # the workers' certificate counts come back
+    assert sum(model.decodings.since(counts).kinds.values()) == len(alone)
 
 
 def _prepared(shards: int):
