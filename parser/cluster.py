@@ -188,6 +188,20 @@ def _plugin(client, plugin) -> Iterator[float]:
             client.unregister_worker_plugin(plugin.name)
 
 
+@contextlib.contextmanager
+def _workers_dying() -> Iterator[None]:
+    """A task whose workers kept dying (``distributed.scheduler.allowed-failures`` times,
+    3 by default) as a :class:`ClusterError`: beyond that it is not a passing crash."""
+    from distributed import KilledWorker
+
+    try:
+        yield
+    except KilledWorker as error:
+        raise ClusterError(f"the workers running a task died again and again, so Dask gave "
+                           f"it up (distributed.scheduler.allowed-failures): {error}"
+                           .splitlines()[0]) from None
+
+
 def _parse_task(name: str, chunk: list[Sentence], *options):
     return parse_counted(_LOADED[name], chunk, *options)
 
@@ -241,7 +255,8 @@ def parse_on_cluster(parser: "Parser", chunks: Iterator[list[Sentence]], client,
                     break
                 while handed not in done:
                     future = next(running)
-                    done[index.pop(future)] = collect(parser, future.result())
+                    with _workers_dying():
+                        done[index.pop(future)] = collect(parser, future.result())
                     future.release()
                 yield from done.pop(handed)
                 handed += 1
@@ -341,7 +356,8 @@ class DaskShards:
     def collect(self, futures: list) -> list[ShardEpoch]:
         """The shards' results, in shard order."""
         began = time.perf_counter()
-        results = self.client.gather(futures)
+        with _workers_dying():
+            results = self.client.gather(futures)
         waited = time.perf_counter() - began
         self.times.weights += max(0.0, waited - max(r.seconds for r in results))
         return results
