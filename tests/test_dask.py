@@ -23,7 +23,7 @@ from polyparse.parser.model_file import load as load_model_file  # noqa: E402
 from polyparse.parser.pipeline import Parser  # noqa: E402
 
 TRAIN = 50
-"""Sentences of the sample the module's models are trained on."""
+"""Sentences of the sample the parameter-mixing tests train on."""
 
 
 @pytest.fixture(scope="module")
@@ -37,14 +37,9 @@ def client():
 
 
 @pytest.fixture(scope="module")
-def model(tmp_path_factory):
-    """A tiny model with a tokenizer and a tagger (raw text), saved; and its path."""
-    sentences = read_treebank(SAMPLE / "train.conllu")[:TRAIN]
-    parser = Parser.train(sentences, TrainConfig(epochs=1, tagger={"epochs": 1},
-                                                 jackknife=2))
-    path = tmp_path_factory.mktemp("dask") / "tiny.npz"
-    parser.save(path)
-    return Parser.load(path)
+def model(sample_model_path):
+    """The session's small model (tokenizer, tagger, parser), loaded for this module."""
+    return Parser.load(sample_model_path)
 
 
 def _wait_for_two(client):
