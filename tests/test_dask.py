@@ -94,18 +94,29 @@ def _prepared(shards: int):
 
 def test_mixing_on_the_cluster_gives_the_serial_weights_and_says_so(client, tmp_path):
     _wait_for_two(client)
-    config, sentences, _ = _prepared(2)
-    serial = Parser.train(sentences, config)
-    config, _, _ = _prepared(2)
-    on_cluster = Parser.train(sentences, config, client=client)
-    assert np.array_equal(serial.model.weights, on_cluster.model.weights)
-    assert np.any(serial.model.weights != 0)
-    on_cluster.save(tmp_path / "ipm.npz")
-    training_meta = load_model_file(tmp_path / "ipm.npz").metadata["training"]
-    assert training_meta["mixing"] == {"shards": 2, "mixing": "uniform"}
+    train = tmp_path / "train.conllu"
+    text = "".join(s.to_text() for s in read_treebank(SAMPLE / "train.conllu")[:TRAIN])
+    # without comments: no '# text', so no tokenizer to train; the weights are the point
+    train.write_text("".join(line for line in text.splitlines(keepends=True)
+                             if not line.startswith("#")))
+    common = ["-q", "train", "--train", str(train), "--no-tagger", "--epochs", "2"]
+    runs = {"serial": ["--shards", "2"], "dask": ["--shards", "2", "--dask",
+                                                  client.scheduler.address],
+            "alone": []}
+    files = {}
+    for name, flags in runs.items():
+        assert main(common + ["--model", str(tmp_path / f"{name}.npz"), *flags]) == 0
+        files[name] = load_model_file(tmp_path / f"{name}.npz")
+    weights = {name: (f.arrays["weight_index"], f.arrays["weight_value"])
+               for name, f in files.items()}
+    assert all(np.array_equal(a, b) for a, b in zip(weights["serial"], weights["dask"]))
+    assert weights["serial"][1].size > 0
+    for name in ("serial", "dask"):
+        assert files[name].metadata["training"]["mixing"] == {"shards": 2, "mixing": "uniform"}
+    assert files["alone"].metadata["training"]["mixing"] is None
     # mixing is not one process's training: the shards see other weights
-    alone = Parser.train(sentences, TrainConfig(epochs=2, trainer="ssg"))
-    assert not np.array_equal(alone.model.weights, serial.model.weights)
+    assert not (weights["alone"][0].shape == weights["serial"][0].shape
+                and np.array_equal(weights["alone"][1], weights["serial"][1]))
 
 
 def test_an_unreachable_scheduler_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
