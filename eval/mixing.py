@@ -70,14 +70,19 @@ def main() -> None:
     args = ap.parse_args()
     load_before = os.getloadavg()
     rows = []
+    command = " ".join(["python", "eval/mixing.py", *sys.argv[1:]])
     if args.only in (None, "en_ewt"):
         rows += run("en_ewt", "1", args.en_sentences, args.en_epochs, args.dev_sentences,
                     args.shards)
+        write(rows, command, load_before, os.getloadavg())    # a table even if stopped
     if args.only in (None, "tr_imst"):
         rows += run("tr_imst", "2", args.tr_sentences, args.tr_epochs, args.dev_sentences,
                     args.shards)
-    load_after = os.getloadavg()
-    command = " ".join(["python", "eval/mixing.py", *sys.argv[1:]])
+        write(rows, command, load_before, os.getloadavg())
+
+
+def write(rows: list[dict], command: str, load_before, load_after) -> None:
+    """``eval/results/mixing.{json,md}`` of ``rows`` (pairs: one process, then IPM)."""
     out = RESULTS / "mixing"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(
