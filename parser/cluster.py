@@ -86,13 +86,17 @@ def connect(address: str, *, timeout: float | None = None) -> Iterator:
             # Dask's own log lines (workers starting, connections closing) are not the
             # user's business on a cluster started for one command: errors only
             stack.enter_context(_quiet(logging.getLogger("distributed")))
-            # no statistical profiler sampling the workers' stacks every 10 ms: it slows
+            # The scheduler's HTTP server (status and dashboard) starts whatever
+            # dashboard_address says (None still starts it, on port 8787): a free port on
+            # the loopback, as everything else of a local cluster.
+            # No statistical profiler sampling the workers' stacks every 10 ms: it slows
             # pure-Python parsing by several percent and nobody looks at it here
             with dask.config.set({"distributed.worker.profile.enabled": False,
                                   "logging.distributed": "error"}):
                 cluster = stack.enter_context(LocalCluster(
                     n_workers=workers, threads_per_worker=1, processes=True,
-                    host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR))
+                    host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                    silence_logs=logging.ERROR))
             client = stack.enter_context(Client(cluster))
         else:
             try:

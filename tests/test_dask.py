@@ -31,7 +31,7 @@ def client():
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, silence_logs=40) as local, \
+                      dashboard_address="127.0.0.1:0", silence_logs=40) as local, \
             Client(local) as client:
         yield client
 
