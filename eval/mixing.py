@@ -31,7 +31,7 @@ UD = Path(os.environ.get("POLYPARSE_UD") or _common.UD)
 
 
 def run(name: str, order: str, sentences: int | None, epochs: int, dev_cap: int | None,
-        shards: int) -> list[dict]:
+        shards: int, trainings: str = "both") -> list[dict]:
     from polyparse.corpora.conllu_io import read_treebank
     from polyparse.parser.config import TrainConfig, default_decoder
     from polyparse.parser.pipeline import Parser
@@ -44,6 +44,8 @@ def run(name: str, order: str, sentences: int | None, epochs: int, dev_cap: int 
     rows = []
     for how, mixing in (("one process", None),
                         (f"IPM, {shards} shards", {"shards": shards, "mixing": "uniform"})):
+        if trainings != "both" and (trainings == "ipm") != (mixing is not None):
+            continue
         config = TrainConfig(epochs=epochs, decoder=default_decoder(parts), parts=parts,
                              mixing=mixing)
         began = time.perf_counter()
@@ -67,23 +69,28 @@ def main() -> None:
     ap.add_argument("--dev-sentences", type=int, default=None)
     ap.add_argument("--shards", type=int, default=2)
     ap.add_argument("--only", choices=["en_ewt", "tr_imst"], default=None)
+    ap.add_argument("--trainings", choices=["both", "one", "ipm"], default="both",
+                    help="run only one side (to run the two side by side in two processes; "
+                         "the table then pairs nothing: merge the JSON rows)")
+    ap.add_argument("--out", default="mixing", help="table name under eval/results/")
     args = ap.parse_args()
     load_before = os.getloadavg()
     rows = []
     command = " ".join(["python", "eval/mixing.py", *sys.argv[1:]])
     if args.only in (None, "en_ewt"):
         rows += run("en_ewt", "1", args.en_sentences, args.en_epochs, args.dev_sentences,
-                    args.shards)
-        write(rows, command, load_before, os.getloadavg())    # a table even if stopped
+                    args.shards, args.trainings)
+        write(rows, command, load_before, os.getloadavg(), args.out)  # even if stopped
     if args.only in (None, "tr_imst"):
         rows += run("tr_imst", "2", args.tr_sentences, args.tr_epochs, args.dev_sentences,
-                    args.shards)
-        write(rows, command, load_before, os.getloadavg())
+                    args.shards, args.trainings)
+        write(rows, command, load_before, os.getloadavg(), args.out)
 
 
-def write(rows: list[dict], command: str, load_before, load_after) -> None:
-    """``eval/results/mixing.{json,md}`` of ``rows`` (pairs: one process, then IPM)."""
-    out = RESULTS / "mixing"
+def write(rows: list[dict], command: str, load_before, load_after,
+          name: str = "mixing") -> None:
+    """``eval/results/{name}.{json,md}`` of ``rows`` (pairs: one process, then IPM)."""
+    out = RESULTS / name
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(
         {"machine": machine(), "load_before": load_before, "load_after": load_after,
@@ -97,8 +104,8 @@ def write(rows: list[dict], command: str, load_before, load_after) -> None:
              "| treebank | order | training | train sentences | dev sentences | dev UAS by "
              "epoch | dev LAS (last) | UAS difference (last) | minutes |",
              "|---|---|---|---|---|---|---|---|---|"]
-    for i, r in enumerate(rows):
-        baseline = rows[i - i % 2]
+    for r in rows:
+        baseline = next(b for b in rows if b["treebank"] == r["treebank"])
         difference = r["dev_uas"][-1] - baseline["dev_uas"][-1]
         lines.append(f"| {r['treebank']} | {r['order']} | {r['training']} | "
                      f"{r['train_sentences']}{' (capped)' if r['capped'] else ''} | "
