@@ -42,6 +42,16 @@ class AveragedWeights:
         self._total_scale = 0.0   # S: the sum of the scales of the finished iterates
         self.count = 0            # number of finished iterates
 
+    @classmethod
+    def starting_at(cls, w: np.ndarray) -> "AveragedWeights":
+        """Weights whose current iterate is a copy of ``w`` (dense float64) and that have
+        no finished iterate yet: where each shard of iterative parameter mixing starts an
+        epoch (:mod:`learning.mixing`)."""
+        weights = cls(len(w))
+        weights.v[:] = w
+        weights._sq_norm_v = float(np.dot(weights.v, weights.v))
+        return weights
+
     @property
     def norm(self) -> float:
         """``||w||``."""

@@ -28,6 +28,7 @@ from polyparse.corpora.sentence import MAX_SENTENCE_WORDS
 from polyparse.corpora.signals import stop_behind, stop_signals_raise
 
 from polyparse.decoders import DECODERS, make_decoder
+from polyparse.learning.mixing import MIXING, check_mixable
 from polyparse.learning.trainers import TRAINERS, make_trainer
 
 from .flags import add_flags, chosen
@@ -98,6 +99,14 @@ def _add_train(sub) -> None:
     p.add_argument("--checkpoint", metavar="FILE",
                    help="also save the model after every epoch to FILE, so that a long "
                         "run that is stopped leaves a usable model")
+    p.add_argument("--shards", type=int, default=None, metavar="K",
+                   help="train by iterative parameter mixing (McDonald, Hall and Mann "
+                        "2010) on K shards of the training set, their weights averaged "
+                        "after every epoch (ssg and perceptron); the shards run one after "
+                        "the other here, or side by side with --dask, with the same model")
+    _add_dask_flag(p, "run the shards of --shards on the workers of the Dask scheduler at "
+                      "ADDRESS (host:port), or of N local worker processes (local:N); "
+                      "without --shards, one shard per worker thread")
     add_flags(p, TRAINERS, "trainer options (each for the trainers in brackets, or all)")
     add_flags(p, DECODERS, "decoder options (each for the decoders in brackets)")
     p.set_defaults(run=_train)
@@ -105,8 +114,6 @@ def _add_train(sub) -> None:
 
 def _train(args) -> None:
     from .config import default_decoder
-    from .pipeline import Parser, TrainConfig
-    from .warmup import warm_kernels
 
     _positive(jackknife=args.jackknife, tagger_epochs=args.tagger_epochs)
     if args.no_tagger and args.word_clusters:
@@ -119,11 +126,28 @@ def _train(args) -> None:
     try:
         trainer_options = chosen(args, TRAINERS, args.trainer)
         decoder_options = chosen(args, DECODERS, decoder)
-        make_trainer(args.trainer, **trainer_options)           # values checked now
+        trainer = make_trainer(args.trainer, **trainer_options)     # values checked now
         make_decoder(decoder, **decoder_options)
+        if args.shards is not None or args.dask is not None:
+            check_mixable(trainer)
     except ValueError as error:
         raise UsageError(str(error)) from None
+    _positive(shards=args.shards)
     _check_outputs(args.model, args.checkpoint)
+    with _cluster(args.dask) as client:
+        _train_with(args, decoder, parts, trainer_options, decoder_options, client)
+
+
+def _train_with(args, decoder, parts, trainer_options, decoder_options, client) -> None:
+    """``polyparse train`` once the options are checked (the shards on ``client``'s
+    workers if it is not None)."""
+    from .pipeline import Parser, TrainConfig
+    from .warmup import warm_kernels
+
+    shards = args.shards
+    if client is not None and shards is None:
+        shards = max(1, sum(client.nthreads().values()))
+        log.info("training on %d shards, one per worker thread of the cluster", shards)
     single_root = not args.multi_root
     train = read_treebank(args.train, fmt=args.format, single_root=single_root)
     dev = read_treebank(args.dev, fmt=args.format, single_root=single_root) if args.dev else None
@@ -137,12 +161,13 @@ def _train(args) -> None:
         pruner=_given(max_heads=args.max_heads),
         tagger=None if args.no_tagger else _given(epochs=args.tagger_epochs,
                                                   clusters=args.word_clusters),
-        jackknife=args.jackknife, ud_rules=not args.no_ud_rules)
+        jackknife=args.jackknife, ud_rules=not args.no_ud_rules,
+        mixing=None if shards is None else {"shards": shards, "mixing": MIXING})
     start = time.perf_counter()
     try:
         warm_kernels(train, config, dev)
         parser = Parser.train(train, config, dev, progress=sys.stderr.isatty(),
-                              checkpoint=args.checkpoint)
+                              checkpoint=args.checkpoint, client=client)
     except ValueError as error:
         raise UsageError(str(error)) from None
     parser.save(args.model)
@@ -199,6 +224,9 @@ def _add_parse(sub) -> None:
                         "tagger and lemmatizer (by default the given ones are kept)")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="parse on N processes (default 1); the output is the same")
+    _add_dask_flag(p, "parse chunks of sentences on the workers of the Dask scheduler at "
+                      "ADDRESS (host:port), or of a cluster of N local worker processes "
+                      "(local:N); the output is the same as with --jobs 1")
     p.add_argument("--kbest", type=int, default=None, metavar="K",
                    help="write each sentence K times, its K best trees in order (fewer "
                         "if it has fewer), each copy with the comments '# kbest_rank = r' "
@@ -280,6 +308,32 @@ def _add_decoding_flags(p) -> None:
                            "each for the decoders in brackets)")
 
 
+def _add_dask_flag(p, text: str) -> None:
+    p.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help=text + " (needs pip install 'polyparse[dask]')")
+
+
+@contextlib.contextmanager
+def _cluster(address: str | None):
+    """A Dask client of ``--dask`` (None without it), connected before any work; a
+    :class:`UsageError` if Dask is missing or the scheduler does not answer."""
+    if address is None:
+        yield None
+        return
+    from .cluster import ClusterError, connect
+
+    try:
+        stack = contextlib.ExitStack()
+        client = stack.enter_context(connect(address))
+    except ClusterError as error:
+        raise UsageError(str(error)) from None
+    with stack:
+        try:
+            yield client
+        except ClusterError as error:          # the workers cannot load the model
+            raise UsageError(str(error)) from None
+
+
 def _load_parser(args):
     """The :class:`Parser` of ``--model``, decoding with ``--decoder`` and the decoder
     options given (a :class:`UsageError` for a decoder that cannot decode the model or
@@ -298,10 +352,9 @@ def _load_parser(args):
 
 
 def _parse(args) -> None:
-    from .constraints import ConstraintError
-    from .pipeline import MissingComponentError
-
     _positive(jobs=args.jobs, kbest=args.kbest)
+    if args.dask is not None and args.jobs > 1:
+        raise UsageError("give either --dask or --jobs, not both")
     fmt = _input_format(args)
     confidence = _confidence(args, fmt)
     if args.kbest is not None and (args.certify or args.confidence):
@@ -309,6 +362,16 @@ def _parse(args) -> None:
                          "trees are exact by construction and carry no certificate or "
                          "confidence")
     _check_outputs(args.output)
+    with _cluster(args.dask) as client:
+        _parse_with(args, fmt, confidence, client)
+
+
+def _parse_with(args, fmt: str, confidence, client) -> None:
+    """``polyparse parse`` once the options are checked (on ``client``'s workers if it
+    is not None)."""
+    from .constraints import ConstraintError
+    from .pipeline import MissingComponentError
+
     parser = _load_parser(args)
     parser.use_ud_rules = not args.no_ud_rules
     if args.kbest is not None and not parser.decoder.gives_kbest:
@@ -329,14 +392,14 @@ def _parse(args) -> None:
             parser.require("tagger", "parse raw text")
             text = args.text if args.text is not None else _read_text(args.input)
             _warn_unseen_scripts(parser.tokenizer, text, name)
-            parsed = parser.stream_text(text, jobs=args.jobs,
+            parsed = parser.stream_text(text, jobs=args.jobs, client=client,
                                         max_words=args.max_words or None, **annotate)
         else:
             if args.retag:
                 parser.require("tagger", "tag words (--retag)")
             leading = _LeadingComments(_open_input(args.input))
             parsed = parser.parse(read_conllu(leading, fmt=fmt), retag=args.retag,
-                                  jobs=args.jobs, **annotate)
+                                  jobs=args.jobs, client=client, **annotate)
         with (atomic_write(args.output) if args.output
               else contextlib.nullcontext(sys.stdout)) as out:
             if write_conllu(_progress(parsed), out) == 0:

@@ -27,6 +27,12 @@ class TrainConfig:
     (``lemmas=None`` means: lemmas only when there is no tagger): its features were
     chosen and measured without them on predicted input, and the lemmatizer's output is
     for the LEMMA column, not for the parser.
+
+    ``mixing`` is None for a run in one process, or for iterative parameter mixing
+    (McDonald, Hall and Mann 2010; :mod:`learning.mixing`) ``{"shards": K, "mixing":
+    "uniform"}``: the weights were trained on ``K`` shards, mixed after every epoch. Where
+    the shards ran (this process or a Dask cluster) does not change the weights and is
+    not stored.
     """
 
     trainer: str = "ssg"
@@ -46,6 +52,12 @@ class TrainConfig:
     jackknife: int = 10
     lemmas: bool | None = None
     ud_rules: bool = True                          # learn UD's validator rules (UD data)
+    mixing: dict | None = None
+
+    @property
+    def shards(self) -> int | None:
+        """Shards of iterative parameter mixing (None: trained in one process)."""
+        return None if self.mixing is None else int(self.mixing["shards"])
 
     @property
     def order(self) -> str:

@@ -13,6 +13,7 @@ trees:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 from collections import Counter
@@ -32,6 +33,7 @@ from polyparse.learning.confidence import (Temperatures, fit_temperatures, head_
                                            head_model, label_probabilities)
 from polyparse.learning.examples import Examples
 from polyparse.learning.inference import predict
+from polyparse.learning.mixing import ParameterMixing, SerialShards, check_mixable
 from polyparse.learning.model import Example, LinearModel
 from polyparse.learning.trainers import TrainReport, make_trainer
 
@@ -223,9 +225,15 @@ class Parser:
     @classmethod
     def train(cls, train: Sequence[Sentence], config: TrainConfig,
               dev: Sequence[Sentence] | None = None, *, progress: bool = False,
-              checkpoint: str | Path | None = None) -> "Parser":
+              checkpoint: str | Path | None = None, client=None) -> "Parser":
         """Fit the tokenizer, tagger, lemmatizer, feature map and pruner
         (:func:`parser.training.prepare`), then the weights by ``config.trainer``.
+
+        With ``config.mixing`` (``{"shards": K, "mixing": "uniform"}``) the weights are
+        trained by iterative parameter mixing (McDonald, Hall and Mann 2010;
+        :mod:`learning.mixing`) on ``K`` shards: on the workers of the Dask ``client``
+        (:class:`parser.cluster.DaskShards`) if one is given, else one after the other in
+        this process, with the same weights. The rest of training runs here.
 
         ``dev`` (gold trees) is parsed after every epoch, with the tags the tagger
         predicts for it when there is one. With ``checkpoint``, the parser with the
@@ -236,22 +244,34 @@ class Parser:
         trainer = make_trainer(config.trainer, epochs=config.epochs, seed=config.seed,
                                progress=progress, **config.trainer_options)
         trainer.check_parts(config.parts)
+        if config.mixing is not None:
+            check_mixable(trainer)
+            if config.shards < 1:
+                raise ValueError(f"shards must be >= 1, not {config.shards}")
+        elif client is not None:
+            raise ValueError("training on a Dask cluster is by parameter mixing: give the "
+                             "number of shards (config.mixing)")
         if config.tagger is not None and not 2 <= config.jackknife <= len(train):
             raise ValueError(f"jackknifing needs between 2 and {len(train)} folds (the number "
                              f"of training sentences), not {config.jackknife}")
         prepared = training.prepare(train, config, dev, progress=progress)
         parser = cls(prepared.model, config, TrainReport(), tokenizer=prepared.tokenizer,
                      tagger=prepared.tagger, lemmatizer=prepared.lemmatizer)
-        examples = Examples(prepared.model, prepared.train)
-        for stats in trainer.run(examples, prepared.model, parser.decoder):
-            if dev:
-                scores = attachment_scores(dev, parser.parse(prepared.dev)).all_words
-                stats.dev = {"uas": scores["uas"], "las": scores["las"]}
-                log.info("epoch %d: dev UAS %.2f, LAS %.2f", stats.epoch, stats.dev["uas"],
-                         stats.dev["las"])
-            parser.report.epochs.append(stats)
-            if checkpoint is not None:
-                parser.save(checkpoint)
+        with contextlib.ExitStack() as stack:
+            if config.mixing is None:
+                epochs = trainer.run(Examples(prepared.model, prepared.train),
+                                     prepared.model, parser.decoder)
+            else:
+                if client is None:
+                    runner = SerialShards(config.trainer, config.trainer_options,
+                                          config.seed, prepared.model, parser.decoder,
+                                          prepared.train, config.shards)
+                else:
+                    from .cluster import DaskShards
+
+                    runner = stack.enter_context(DaskShards(client, parser, prepared.train))
+                epochs = ParameterMixing(trainer, config.shards, runner).run(prepared.model)
+            parser._train_epochs(epochs, prepared, dev, checkpoint)
         parser.ud_rules = learn_rules(train) if config.ud_rules else UDRules()
         if parser.ud_rules.rules:
             log.info("UD rules holding in the training data: %d of %d (%s)",
@@ -260,6 +280,19 @@ class Parser:
             if checkpoint is not None:
                 parser.save(checkpoint)
         return parser
+
+    def _train_epochs(self, epochs, prepared, dev, checkpoint) -> None:
+        """Run the epochs of :meth:`train`: dev scores and checkpoints after each."""
+        parser = self
+        for stats in epochs:
+            if dev:
+                scores = attachment_scores(dev, parser.parse(prepared.dev)).all_words
+                stats.dev = {"uas": scores["uas"], "las": scores["las"]}
+                log.info("epoch %d: dev UAS %.2f, LAS %.2f", stats.epoch, stats.dev["uas"],
+                         stats.dev["las"])
+            parser.report.epochs.append(stats)
+            if checkpoint is not None:
+                parser.save(checkpoint)
 
     # -- parsing --------------------------------------------------------------------
 
@@ -609,7 +642,7 @@ class Parser:
     def parse(self, sentences: Iterable[Sentence], *, retag: bool = False,
               jobs: int = 1, kbest: int | None = None, certify: bool = False,
               confidence: Temperatures | None = None,
-              constraints: Constraints | None = None) -> Iterator[Sentence]:
+              constraints: Constraints | None = None, client=None) -> Iterator[Sentence]:
         """Parse a stream of sentences lazily, in order.
 
         Parameters
@@ -624,6 +657,11 @@ class Parser:
             Processes that parse (and tag) chunks of sentences; each gets the model once
             (inherited by ``fork``, or loaded from :attr:`path`). At most ``2 * jobs``
             chunks are in flight, and the output is the same as with ``jobs=1``.
+        client:
+            A Dask ``distributed.Client``: the chunks are parsed on its workers, each
+            sent the model once, at most twice as many chunks in flight as the workers
+            have threads, the output the same as with ``jobs=1``
+            (:func:`parser.cluster.parse_on_cluster`). Not with ``jobs > 1``.
         kbest:
             Give each sentence's ``kbest`` best trees, in order, as :meth:`parse_kbest`
             does (the decoder must give them: ``ValueError`` otherwise, before any work).
@@ -662,7 +700,15 @@ class Parser:
                                  "kbest")
         if confidence is not None:
             head_model(self.model)           # a higher-order model needs its pruner
+        if client is not None and jobs > 1:
+            raise ValueError("parse either on a Dask cluster or on local processes (jobs), "
+                             "not both")
         chunks = _chunks(sentences, CHUNK)
+        if client is not None:
+            from .cluster import parse_on_cluster
+
+            return parse_on_cluster(self, chunks, client, retag, kbest, certify, confidence,
+                                    constraints)
         if jobs > 1:
             return parse_in_processes(self, chunks, jobs, retag, kbest, certify, confidence,
                                       constraints)
@@ -698,7 +744,7 @@ class Parser:
         return (tagged for chunk in chunks for tagged in self.tag(chunk))
 
     def parse_text(self, text: str, *, id_prefix: str = "", jobs: int = 1,
-                   max_words: int | None = MAX_SENTENCE_WORDS) -> list[Sentence]:
+                   max_words: int | None = MAX_SENTENCE_WORDS, client=None) -> list[Sentence]:
         """Tokenize, tag and parse raw ``text``: a list of sentences ready for
         :meth:`~corpora.sentence.Sentence.to_text`. A sentence longer than ``max_words``
         words (default :data:`~corpora.sentence.MAX_SENTENCE_WORDS`, 300) is cut where
@@ -708,24 +754,26 @@ class Parser:
         Raises :class:`MissingComponentError` if the model has no tokenizer or tagger.
         """
         return list(self.stream_text(text, id_prefix=id_prefix, jobs=jobs,
-                                     max_words=max_words))
+                                     max_words=max_words, client=client))
 
     def stream_text(self, text: str, *, id_prefix: str = "", jobs: int = 1,
                     max_words: int | None = MAX_SENTENCE_WORDS,
                     kbest: int | None = None, certify: bool = False,
                     confidence: Temperatures | None = None,
-                    constraints: Constraints | None = None) -> Iterator[Sentence]:
+                    constraints: Constraints | None = None, client=None
+                    ) -> Iterator[Sentence]:
         """:meth:`parse_text`, lazily. Tokenizing starts when the first sentence is asked
         for and hands out sentences as it builds them
         (:meth:`~corpora.tokenizer.Tokenizer.iter_sentences`), so that with ``jobs > 1``
         the worker processes start, warm up and parse while this process tokenizes.
-        ``kbest``, ``certify``, ``confidence``, ``constraints``: as for :meth:`parse`."""
+        ``kbest``, ``certify``, ``confidence``, ``constraints``, ``client``: as for
+        :meth:`parse`."""
         self.require("tokenizer", "parse raw text")
         self.require("tagger", "parse raw text")
         return self.parse(self.tokenizer.iter_sentences(text, id_prefix=id_prefix,
                                                         max_words=max_words),
                           retag=True, jobs=jobs, kbest=kbest, certify=certify,
-                          confidence=confidence, constraints=constraints)
+                          confidence=confidence, constraints=constraints, client=client)
 
     def parse_tokens(self, sentences: Iterable[Sequence[str]]) -> list[Sentence]:
         """Tag (if the model has a tagger) and parse pre-tokenized sentences, each a

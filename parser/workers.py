@@ -4,6 +4,7 @@ come back in input order, at most ``2 * jobs`` in flight."""
 
 from __future__ import annotations
 
+import copy
 import multiprocessing
 from collections import deque
 from typing import TYPE_CHECKING, Iterator
@@ -40,9 +41,9 @@ def parse_in_processes(parser: "Parser", chunks: Iterator[list[Sentence]], jobs:
         for chunk in chunks:
             pending.append(pool.apply_async(_parse_in_worker, (chunk, *options)))
             if len(pending) >= 2 * jobs:
-                yield from _collect(parser, pending.popleft().get())
+                yield from collect(parser, pending.popleft().get())
         while pending:
-            yield from _collect(parser, pending.popleft().get())
+            yield from collect(parser, pending.popleft().get())
     finally:
         end_pool(pool)
 
@@ -62,8 +63,22 @@ def in_child(function, *args):
         end_pool(pool)
 
 
-def _collect(parser: "Parser", done: tuple[list[Sentence], CertificateCounts]
-             ) -> list[Sentence]:
+def parse_counted(parser: "Parser", chunk: list[Sentence], *options
+                  ) -> tuple[list[Sentence], CertificateCounts]:
+    """What a worker (a process of ``--jobs``, or a Dask worker of ``--dask``) does with
+    one chunk: :meth:`Parser.parse_chunk` for ``options``, and the certificates of the
+    chunk alone, counted on a shallow copy of ``parser`` so that tasks running side by
+    side in threads of one worker count apart. Pure: the same chunk gives the same
+    result wherever it runs, so a chunk whose worker died is parsed again elsewhere."""
+    worker = copy.copy(parser)
+    worker.decodings = CertificateCounts()
+    return worker.parse_chunk(chunk, *options), worker.decodings
+
+
+def collect(parser: "Parser", done: tuple[list[Sentence], CertificateCounts]
+            ) -> list[Sentence]:
+    """The sentences of a chunk :func:`parse_counted` parsed, its counts added to
+    ``parser.decodings``."""
     parsed, counts = done
     parser.decodings.merge(counts)
     return parsed
@@ -84,6 +99,4 @@ def _init_worker(cls: type, path: str | None) -> None:
 
 def _parse_in_worker(chunk: list[Sentence], *options
                      ) -> tuple[list[Sentence], CertificateCounts]:
-    before = _WORKER.decodings.copy()
-    parsed = _WORKER.parse_chunk(chunk, *options)
-    return parsed, _WORKER.decodings.since(before)
+    return parse_counted(_WORKER, chunk, *options)

@@ -203,18 +203,8 @@ class OnlineTrainer(Trainer):
                             self.jobs) as infer:
             for epoch in range(1, self.epochs + 1):
                 start = time.perf_counter()
-                order = rng.permutation(len(examples))
-                slack_sum = 0.0
-                bar = tqdm(total=len(order), desc=f"epoch {epoch}/{self.epochs}", unit="sent",
-                           disable=not self.progress, leave=False)
-                for first in range(0, len(order), self.batch):
-                    t += 1
-                    indices = order[first:first + self.batch]
-                    constraints = infer(indices, self.relaxed_draws(t, len(indices)))
-                    self.update(t, constraints, weights)
-                    slack_sum += sum(c.slack for c in constraints)
-                    bar.update(len(constraints))
-                bar.close()
+                slack_sum, t = self.train_epoch(rng.permutation(len(examples)), infer,
+                                                weights, t, f"epoch {epoch}/{self.epochs}")
                 mean_slack = slack_sum / len(examples)
                 stats = EpochStats(epoch, self.objective(mean_slack, weights), mean_slack,
                                    time.perf_counter() - start, extra=self.epoch_extra())
@@ -223,6 +213,25 @@ class OnlineTrainer(Trainer):
                          stats.objective, mean_slack, stats.seconds,
                          "".join(f", {k} {v:.4g}" for k, v in stats.extra.items()))
                 yield stats
+
+    def train_epoch(self, order: np.ndarray, infer: BatchInference, weights: AveragedWeights,
+                    t: int, desc: str) -> tuple[float, int]:
+        """One pass over the examples in ``order``, in mini-batches of :attr:`batch`, the
+        steps numbered from ``t + 1``: the sum of the slacks met, and the last step's
+        number. :meth:`run` makes its epochs of it, and so does iterative parameter mixing
+        (:func:`learning.mixing.shard_epoch`) on each shard."""
+        slack_sum = 0.0
+        bar = tqdm(total=len(order), desc=desc, unit="sent", disable=not self.progress,
+                   leave=False)
+        for first in range(0, len(order), self.batch):
+            t += 1
+            indices = order[first:first + self.batch]
+            constraints = infer(indices, self.relaxed_draws(t, len(indices)))
+            self.update(t, constraints, weights)
+            slack_sum += sum(c.slack for c in constraints)
+            bar.update(len(constraints))
+        bar.close()
+        return slack_sum, t
 
 
 TRAINERS: dict[str, type[Trainer]] = {}
