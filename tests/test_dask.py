@@ -12,6 +12,9 @@ import pytest
 
 pytest.importorskip("distributed")
 
+# one xdist worker runs the whole file, so that one local cluster serves all its tests
+pytestmark = pytest.mark.xdist_group("dask")
+
 from conftest import SAMPLE  # noqa: E402
 
 from polyparse.corpora.conllu_io import read_treebank  # noqa: E402
