@@ -322,7 +322,6 @@ class Parser:
             nothing = None if confidence is None else np.full(1, np.nan)
             return Analysis(sentence, Certificate("exact", 0.0), nothing, nothing)
         seen = self._seen(sentence)
-        words = np.arange(1, n + 1)
         user = constraints is not None and constraints.applies(sentence)
         plain = None
         if not user:
@@ -342,22 +341,23 @@ class Parser:
             parsed = self._labelled(sentence, heads, label_ids)
             if constraints is not None and constraints.keep_given:
                 parsed = _unknown_given_labels(parsed, sentence, self.model.labels)
-            if confidence is None:
-                return Analysis(parsed, certificate)
-            S, _ = head_model(self.model).arc_scores(seen)
-            marginals = head_marginals(S, confidence.head, self.config.single_root)
-            label_scores = self.model.label_scores(seen, np.stack([heads[1:], words], axis=1))
-            return Analysis(parsed, certificate,
-                            np.concatenate([[np.nan], marginals[heads[1:], words]]),
-                            np.concatenate([[np.nan], label_probabilities(
-                                label_scores, label_ids, confidence.label)]))
+            S = None if confidence is None else head_model(self.model).arc_scores(seen)[0]
+            return self._analysis(parsed, certificate, seen, heads, label_ids, S, confidence)
         result, label_ids, S = plain
         heads = result.heads
         certificate = self.decoder.certificate(result)
         self.decodings.add(certificate)
         parsed = self._labelled(sentence, heads, label_ids)
+        return self._analysis(parsed, certificate, seen, heads, label_ids, S, confidence)
+
+    def _analysis(self, parsed: Sentence, certificate, seen: Sentence, heads: np.ndarray,
+                  label_ids: np.ndarray, S: np.ndarray | None,
+                  confidence: Temperatures | None) -> Analysis:
+        """The analysis of ``parsed``, with each word's head and label probabilities
+        (from the arc scores ``S``) when ``confidence`` is given."""
         if confidence is None:
             return Analysis(parsed, certificate)
+        words = np.arange(1, len(heads))
         marginals = head_marginals(S, confidence.head, self.config.single_root)
         label_scores = self.model.label_scores(seen, np.stack([heads[1:], words], axis=1))
         return Analysis(parsed, certificate,
