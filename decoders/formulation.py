@@ -70,7 +70,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import Bounds
 
 from .base import Budget
 from .parts import Parts, PartType
@@ -83,7 +82,7 @@ the time budget."""
 
 @dataclass(frozen=True)
 class Formulation:
-    """``maximize c @ x  s.t.  A_ub x <= b_ub, A_eq x == b_eq, bounds``, x integral where
+    """``maximize c @ x  s.t.  A_ub x <= b_ub, A_eq x == b_eq, lower <= x <= upper``, x integral where
     ``integrality == 1``.
 
     Attributes
@@ -92,7 +91,7 @@ class Formulation:
         Objective (to *maximize*): the part scores, 0 on auxiliary variables.
     A_ub, b_ub, A_eq, b_eq:
         CSR constraint matrices and right-hand sides.
-    bounds:
+    lower, upper:
         Variable bounds.
     integrality:
         ``uint8``: 1 on the arc variables, 0 elsewhere (integral arcs determine the
@@ -108,7 +107,8 @@ class Formulation:
     b_ub: np.ndarray
     A_eq: sp.csr_array
     b_eq: np.ndarray
-    bounds: Bounds
+    lower: np.ndarray
+    upper: np.ndarray
     integrality: np.ndarray
     n_parts: int
     blocks: dict
@@ -257,7 +257,7 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
     A_ub, b_ub = ub.build(n_vars)
     A_eq, b_eq = eq.build(n_vars)
     return Formulation(c=c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq,
-                       bounds=Bounds(lb, ubound), integrality=integrality, n_parts=n_parts,
+                       lower=lb, upper=ubound, integrality=integrality, n_parts=n_parts,
                        blocks={"parts": slice(0, n_parts),
                                "flow": slice(flow_start, val_start),
                                "valency": slice(val_start, anc_start),

@@ -49,7 +49,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import LinearConstraint, linprog, milp
 
 from .base import DecodeResult
 from .formulation import Formulation, _Rows, build_formulation
@@ -213,8 +212,8 @@ def build_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
                     np.concatenate([form.b_ub, b_ub_y]),
                     sp.vstack([widen(form.A_eq), A_eq_y], format="csr"),
                     np.concatenate([form.b_eq, b_eq_y]),
-                    np.concatenate([form.bounds.lb, np.zeros(n_y)]),
-                    np.concatenate([form.bounds.ub, np.ones(n_y)]),
+                    np.concatenate([form.lower, np.zeros(n_y)]),
+                    np.concatenate([form.upper, np.ones(n_y)]),
                     integrality, arc_var, label_var)
 
 
@@ -334,6 +333,8 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
     (:func:`violated`), the exact program decides instead (``stats["rule_fallback"]``).
     Raises :class:`Infeasible` when no labeled tree satisfies the constraints.
     """
+    from scipy.optimize import LinearConstraint, linprog, milp  # 0.4 s: not at start-up
+
     start = time.perf_counter()
     program = build_labeled(parts, scores, problem, single_root=single_root, flow=flow)
     built = time.perf_counter()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.optimize import linprog
 
 from .base import Budget, Certificate, DecodeResult, Decoder, TimeLimitReached, register
 from .formulation import FLOWS, Formulation, build_formulation
@@ -58,9 +57,11 @@ def solve_lp(form: Formulation, method: str = "highs-ds", time_limit: float | No
     hold no tree) or HiGHS fails, :class:`~decoders.base.TimeLimitReached` when HiGHS
     stops at ``time_limit`` seconds.
     """
+    from scipy.optimize import linprog  # 0.4 s to import: not at start-up
+
     options = {} if time_limit is None else {"time_limit": float(time_limit)}
     res = linprog(-form.c, A_ub=form.A_ub, b_ub=form.b_ub, A_eq=form.A_eq, b_eq=form.b_eq,
-                  bounds=np.column_stack([form.bounds.lb, form.bounds.ub]), method=method,
+                  bounds=np.column_stack([form.lower, form.upper]), method=method,
                   options=options)
     if res.status == 1 and time_limit is not None:
         raise TimeLimitReached("lp")

@@ -54,7 +54,7 @@ def solve_pulp(form: Formulation, solver: str, *, relax: bool = False,
     """Maximize ``form`` with the PuLP solver ``solver`` (a key of :data:`SOLVER_NAMES`
     or a PuLP solver class name); ``relax`` drops integrality."""
     prob = pulp.LpProblem("polyparse", pulp.LpMaximize)
-    lb, ub = form.bounds.lb, form.bounds.ub
+    lb, ub = form.lower, form.upper
     integer = form.integrality.astype(bool) & (not relax)
     variables = [prob.add_variable(f"x{i}", lowBound=lb[i], upBound=ub[i],
                                    cat=pulp.LpInteger if integer[i] else pulp.LpContinuous)

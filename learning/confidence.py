@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp
 
 from polyparse.corpora.sentence import Sentence
@@ -130,6 +129,8 @@ def fit_temperatures(model: LinearModel, sentences: Sequence[Sentence], single_r
 def _fit(nll) -> float:
     """The temperature in :data:`LOG_T_BOUNDS` minimizing ``nll(T)`` (bounded Brent
     search over ``log T``)."""
+    from scipy.optimize import minimize_scalar  # 0.4 s to import: not at start-up
+
     found = minimize_scalar(lambda log_t: nll(math.exp(log_t)), bounds=LOG_T_BOUNDS,
                             method="bounded", options={"xatol": 1e-3})
     return float(math.exp(found.x))
