@@ -20,7 +20,7 @@ with R = 1 sweep per sentence (97.7 and 99.3 UAS) at a fraction of the defaults'
 
 @pytest.mark.parametrize("trainer", sorted(TRAINERS))
 def test_trainer_fits_the_sample_treebank(trainer, sample_train):
-    train = sample_train[:100 if trainer == "extragradient" else 150]
+    train = sample_train[:100]
     config = TrainConfig(trainer=trainer, **{"epochs": 3, "features": SMALL,
                                               **BATCH.get(trainer, {})})
     parser = Parser.train(train, config)
