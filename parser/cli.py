@@ -231,7 +231,8 @@ def _add_parse(sub) -> None:
                    help="write each sentence K times, its K best trees in order (fewer "
                         "if it has fewer), each copy with the comments '# kbest_rank = r' "
                         "and '# kbest_score = s' (the model's score of the tree); exact, "
-                        "with the mst decoder (order 1) or ilp (any order)")
+                        "with the mst decoder (order 1) or ilp (any order); the model's k "
+                        "best trees, without the UD rules")
     p.add_argument("--certify", action="store_true",
                    help="add to each sentence the comment '# decoding = KIND; ...' saying "
                         "how its tree was decoded (exact, lp-integral, mst, eisner: optimal; "

@@ -603,8 +603,9 @@ class Parser:
         """The ``k`` best trees of ``sentence`` (fewer when it has fewer), best first:
         copies of it with predicted HEAD and DEPREL (labelled as :meth:`parse_one` does),
         each with the model's score of its tree. The decoder must give exact k-best trees
-        (:attr:`~decoders.base.Decoder.gives_kbest`: ``mst`` or ``ilp``); the first tree
-        is :meth:`parse_one`'s."""
+        (:attr:`~decoders.base.Decoder.gives_kbest`: ``mst`` or ``ilp``). The UD rules
+        are not applied (the k best trees of the model): the first tree is
+        :meth:`parse_one`'s with :attr:`use_ud_rules` off."""
         if len(sentence) == 0:
             trees = [ScoredTree(np.full(1, -1, dtype=np.int64), 0.0)]
             names = [[ROOT]]
