@@ -323,9 +323,10 @@ class Parser:
             return Analysis(sentence, Certificate("exact", 0.0), nothing, nothing)
         seen = self._seen(sentence)
         user = constraints is not None and constraints.applies(sentence)
-        plain = None
+        plain = hint = None
         if not user:
             plain = self._plain(seen, confidence)
+            hint = plain[0].heads
             if self._rules_apply(sentence):
                 # the unconstrained optimum is the constrained one when it breaks no rule
                 broken = check(self._labelled(sentence, plain[0].heads, plain[1]))[1]
@@ -334,7 +335,7 @@ class Parser:
                 else:
                     self.constrained["rules_held"] += 1
         if plain is None:
-            labeled, certificate = self.decode_constrained(sentence, constraints)
+            labeled, certificate = self.decode_constrained(sentence, constraints, hint)
             self.decodings.add(certificate)
             label_ids = labeled.labels[1:]
             heads = labeled.result.heads
@@ -394,7 +395,8 @@ class Parser:
             return False
         return True
 
-    def decode_constrained(self, sentence: Sentence, constraints: Constraints | None = None
+    def decode_constrained(self, sentence: Sentence, constraints: Constraints | None = None,
+                           hint: np.ndarray | None = None
                            ) -> tuple[LabeledResult, Certificate]:
         """Decode ``sentence`` with its labels in the program
         (:mod:`decoders.labeled`): the UD rules (when :attr:`use_ud_rules`) and
@@ -405,7 +407,15 @@ class Parser:
         tried; when the UD rules alone still admit none, they are dropped for this
         sentence (counted in :attr:`constrained`); when the user's constraints admit none
         (alone or with the UD rules), :class:`~parser.constraints.ConstraintError` names
-        the sentence and the conflict."""
+        the sentence and the conflict.
+
+        When branch and bound stops at its time limit, its incumbent can be far from the
+        optimum (a long sentence's tree can lose most of its arcs). The labeled program
+        is then solved again over the arcs of the incumbent and of ``hint`` (the
+        unconstrained tree) only: a small program whose optimum is at least the
+        incumbent's score (the incumbent is one of its trees) and keeps what the
+        unconstrained tree gets right wherever no rule is in the way; the better of the
+        two is kept (counted as ``repaired`` when it is the new one)."""
         rules = frozenset(self.ud_rules.rules) if self.use_ud_rules \
             and len(sentence) <= CONSTRAINED_MAX_WORDS else frozenset()
         user = constraints if constraints is not None and constraints.applies(sentence) \
@@ -434,6 +444,8 @@ class Parser:
             log.warning("%s: no tree satisfies the UD rules over the candidate arcs; "
                         "decoded without them", _where(sentence))
             labeled = self._decode_labeled(sentence, frozenset(), None, decoder, True)
+        if labeled.result.stats.get("fallback") and hint is not None:
+            labeled = self._repaired(sentence, rules, user, decoder, labeled, hint)
         stats = labeled.result.stats
         self.constrained["lp_to_ilp"] += bool(stats.get("rule_fallback"))
         value = labeled.result.value
@@ -448,15 +460,40 @@ class Parser:
             certificate = Certificate("rounded", value, upper_bound=stats["lp_value"])
         return labeled, certificate
 
+    def _repaired(self, sentence: Sentence, rules: frozenset, user: Constraints | None,
+                  decoder: Decoder, incumbent: LabeledResult, hint: np.ndarray
+                  ) -> LabeledResult:
+        """The best labeled tree over the arcs of ``incumbent`` and ``hint``, if it
+        scores above ``incumbent`` (:meth:`decode_constrained`), else ``incumbent``."""
+        words = np.arange(1, len(sentence) + 1)
+        union = np.unique(np.concatenate([np.stack([hint[1:], words], axis=1),
+                                          np.stack([incumbent.result.heads[1:], words],
+                                                   axis=1)]), axis=0)
+        try:
+            repaired = self._decode_labeled(sentence, rules, user, decoder, False, union)
+        except Infeasible:          # cannot happen: the incumbent is one of its trees
+            return incumbent
+        if repaired.result.value <= incumbent.result.value + 1e-9:
+            return incumbent
+        self.constrained["repaired"] += 1
+        # still a time-limit result; its bound is the full program's LP, not the small one's
+        stats = dict(repaired.result.stats, fallback=True)
+        stats.pop("lp_value", None)
+        if "lp_value" in incumbent.result.stats:
+            stats["lp_value"] = incumbent.result.stats["lp_value"]
+        return replace(repaired, result=replace(repaired.result, stats=stats))
+
     def _decode_labeled(self, sentence: Sentence, rules: frozenset,
-                        user: Constraints | None, decoder: Decoder, all_arcs: bool
-                        ) -> LabeledResult:
-        """One labeled decoding over the model's candidate arcs (or all arcs), the
-        user's arc constraints applied to them; :class:`Infeasible` if none fits."""
+                        user: Constraints | None, decoder: Decoder, all_arcs: bool,
+                        arcs: np.ndarray | None = None) -> LabeledResult:
+        """One labeled decoding over ``arcs`` (``(k, 2)``) if given, else the model's
+        candidate arcs (or all arcs), the user's arc constraints applied to them;
+        :class:`Infeasible` if none fits."""
         n = len(sentence)
         labels = self.model.labels
         seen = self._seen(sentence)
-        arcs = None if all_arcs else self.model.candidate_arcs(seen)
+        if arcs is None and not all_arcs:
+            arcs = self.model.candidate_arcs(seen)
         if arcs is None and not all_arcs and self.model.arc_factored:
             S, _ = self.model.arc_scores(seen)
             best = np.argsort(-S[:, 1:], axis=0, kind="stable")[:CONSTRAINED_HEADS]

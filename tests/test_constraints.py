@@ -250,6 +250,34 @@ def test_infeasible_names_sentence_and_conflict(parser, dev):
     assert out[0].deprels[1] == out[0].deprels[2] == "nsubj"
 
 
+def test_a_time_limited_incumbent_is_repaired_over_its_arcs_and_the_free_trees(parser, dev):
+    """When branch and bound stops at its limit, the labeled program is solved again over
+    the incumbent's arcs and the hint's: never below the incumbent, within the rules, and
+    as good as the optimum when the hint is the optimum's tree."""
+    parser.use_ud_rules = True
+    rules = frozenset(parser.ud_rules.rules)
+    improved = 0
+    for sentence in dev[:4]:
+        best, _ = parser.decode_constrained(sentence)
+        heads = best.result.heads
+        # a worse tree within the rules: word 2 given another (adjacent) head
+        given = np.full(len(sentence) + 1, -1)
+        given[2] = 1 if heads[2] != 1 else 3
+        deprels = ["_"] * (len(sentence) + 1)
+        incumbent, _ = parser.decode_constrained(sentence.with_tree(given, deprels),
+                                                 Constraints(keep_given=True))
+        assert incumbent.result.value < best.result.value
+        repaired = parser._repaired(sentence, rules, None, parser.decoder, incumbent, heads)
+        assert repaired.result.value >= best.result.value - 1e-6
+        assert repaired.result.stats["fallback"]
+        tree = sentence.with_tree(repaired.result.heads,
+                                  ["<root>"] + [parser.model.labels[i]
+                                                for i in repaired.labels[1:]])
+        assert not any(check(tree)[1][rule] for rule in rules)
+        improved += repaired is not incumbent
+    assert improved == 4
+
+
 def test_lp_decoder_never_breaks_rules(parser, dev):
     parser.use_decoder("lp", time_limit=2.0)
     try:
