@@ -4,7 +4,7 @@ One command::
 
     python eval/orders.py [--epochs 3] [--treebanks en_ewt tr_imst sl_ssj da_ddt]
                           [--orders 1 2 full] [--max-train N] [--max-dev N] [--jobs 2]
-                          [--models DIR]
+                          [--models DIR] [--train-decoder ilp|default|NAME]
 
 For each treebank and order (1, 2, full) one model is trained (SSG-eta with eta = 1,
 i.e. LP-relaxed loss-augmented inference, pruned to --max-heads heads per word) and
@@ -18,6 +18,7 @@ checkpointed there after every epoch), for ``polyparse gap`` to measure ILP time
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -27,6 +28,7 @@ single_thread()
 
 from polyparse.parser.evaluate import attachment_scores  # noqa: E402
 from polyparse.decoders import make_decoder  # noqa: E402
+from polyparse.parser.config import default_decoder  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 
@@ -59,6 +61,11 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=None,
                     help="sentences per update (default: --jobs)")
     ap.add_argument("--models", default=None, metavar="DIR", help="keep the models here")
+    ap.add_argument("--train-decoder", default="ilp",
+                    help="the exact decoder training uses; its relaxed step follows from it "
+                         "(ad3 for ad3-exact, else the HiGHS LP); 'default': what polyparse "
+                         "train picks for the order (ad3-exact at order 2); default ilp, the "
+                         "decoder of the tables committed before this option")
     ap.add_argument("--reuse", action="store_true",
                     help="evaluate the models already in --models instead of training them "
                          "(epochs and train min: from the training report stored in the model; "
@@ -77,10 +84,13 @@ def main() -> None:
         train, dev = treebank(name)
         train, dev = train[:args.max_train], dev[:args.max_dev]
         for order in args.orders:
-            config = TrainConfig(decoder="ilp", epochs=args.epochs, parts={"order": order},
+            train_decoder = (default_decoder({"order": order})
+                             if args.train_decoder == "default" else args.train_decoder)
+            config = TrainConfig(decoder=train_decoder, epochs=args.epochs,
+                                 parts={"order": order},
                                  trainer_options={"eta": 1.0, "jobs": args.jobs,
                                                   "batch": args.batch or args.jobs},
-                                 prune=True,
+                                 prune=True, ud_rules=False,  # the decoders' own trees
                                  pruner={"max_heads": args.max_heads})
             path = models / f"{name}-{order}.npz" if models else None
             reused = bool(args.reuse and path and path.exists())
@@ -99,7 +109,8 @@ def main() -> None:
                              "train_minutes": train_seconds / 60 if train_seconds else None,
                              "reused": reused, "epochs": n_epochs,
                              "train_sentences": len(train), "dev_sentences": len(dev),
-                             "jobs": args.jobs, **evaluate(parser, dev, decoder)})
+                             "jobs": args.jobs, "train_decoder": train_decoder,
+                             **evaluate(parser, dev, decoder)})
                 print(rows[-1], flush=True)
                 write(Path(args.out), rows, args)
 
@@ -109,10 +120,12 @@ def write(out: Path, rows: list[dict], args) -> None:
                 [("treebank", "treebank"), ("order", "order"), ("decoder", "decoder"),
                  ("uas", "UAS"), ("las", "LAS"), ("tokens_per_s", "tokens/s"),
                  ("epochs", "epochs"), ("train_minutes", "train min"),
+                 ("train_decoder", "trained with"),
                  ("train_sentences", "train sents")],
                 notes=f"SSG-eta (eta = 1), mini-batches of "
                       f"{args.batch or args.jobs} on {args.jobs} process(es), "
-                      f"pruned to {args.max_heads} heads per word; scores over all words, "
+                      f"pruned to {args.max_heads} heads per word; load (1 min) when "
+                      f"written: {os.getloadavg()[0]:.2f}; scores over all words, "
                       "gold tags; tokens/s on one core.")
 
 
