@@ -443,7 +443,8 @@ class Parser:
             self.constrained["rules_dropped"] += 1
             log.warning("%s: no tree satisfies the UD rules over the candidate arcs; "
                         "decoded without them", _where(sentence))
-            labeled = self._decode_labeled(sentence, frozenset(), None, decoder, True)
+            rules = frozenset()
+            labeled = self._decode_labeled(sentence, rules, None, decoder, True)
         if labeled.result.stats.get("fallback") and hint is not None:
             labeled = self._repaired(sentence, rules, user, decoder, labeled, hint)
         stats = labeled.result.stats
