@@ -327,7 +327,10 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
     bound, with the projectivity check (and its cuts) after each solve.
     With ``time_limit`` (seconds), branch and bound stops there and its incumbent, which
     satisfies every constraint, is returned with ``stats["fallback"]`` True (it may not
-    be optimal); without an incumbent by then, the search goes on to the first one.
+    be optimal); without an incumbent by then: the LP's rounded tree if it breaks
+    nothing, else branch and bound for as long again over the arcs of the LP's support
+    (any tree found there is returned the same way), else on the whole program without a
+    limit.
     ``relaxed=True``: the LP relaxation, rounded to a tree by MST on the arc values and each
     word's label by the largest y; when the rounded labeled tree breaks any constraint
     (:func:`violated`), the exact program decides instead (``stats["rule_fallback"]``).
@@ -359,6 +362,7 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
             return _result(parts, scores, problem, heads, labels, stats)
         stats["rule_fallback"] = relaxed
     A_ub, b_ub = program.A_ub, program.b_ub
+    ub, restricted, window_start = program.ub, False, start
     cuts: list[np.ndarray] = []
     cut_rhs: list[float] = []
     for rounds in range(MAX_ROUNDS):
@@ -367,27 +371,36 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
             b_ub = np.concatenate([program.b_ub, np.array(cut_rhs)])
         options = {"mip_rel_gap": 0.0}
         if time_limit is not None:
-            options["time_limit"] = max(0.1, time_limit - (time.perf_counter() - start))
+            options["time_limit"] = max(0.1, time_limit - (time.perf_counter() - window_start))
         res = milp(-program.c, integrality=program.integrality,
-                   bounds=(program.lb, program.ub),
+                   bounds=(program.lb, ub),
                    constraints=[LinearConstraint(A_ub, -np.inf, b_ub),
                                 LinearConstraint(program.A_eq, program.b_eq, program.b_eq)],
                    options=options)
-        if res.status == 2:
+        if res.status == 2 and not restricted:
             raise Infeasible("no labeled tree satisfies the constraints")
+        if res.x is None and restricted:
+            # nothing on the LP's support either: search the whole program to the end
+            ub, restricted, time_limit = program.ub, False, None
+            continue
         if res.x is None and time_limit is not None:
-            # no incumbent: the LP's rounded tree if it breaks nothing, else search on
+            # no incumbent: the LP's rounded tree if it breaks nothing, else branch and
+            # bound again for as long over the arcs of the LP's support (a much smaller
+            # program), and only then without a limit
             heads = round_to_tree(parts, np.round(lp_x[:program.form.n_parts], 4), single_root)
             labels = _labels_of(program, lp_x, heads)
             if labels is not None and not violated(parts, problem, program, heads, labels):
                 stats.update(fallback=True, fallback_stage="ilp")
                 return _result(parts, scores, problem, heads, labels, stats)
-            time_limit = None
+            arcs = program.arc_var[program.arc_var >= 0]
+            ub = program.ub.copy()
+            ub[arcs[lp_x[arcs] <= INTEGRALITY_TOL]] = 0.0
+            restricted, window_start = True, time.perf_counter()
             continue
         if res.x is None:
             raise ValueError(f"labeled ILP not solved: {res.message}")
         stats["branched"] = True
-        if res.status != 0:                 # the time limit: the incumbent, not optimal
+        if res.status != 0 or restricted:   # the time limit: the incumbent, not optimal
             stats.update(fallback=True, fallback_stage="ilp")
         x = res.x
         heads = round_to_tree(parts, x[:program.form.n_parts], single_root)

@@ -278,6 +278,45 @@ def test_a_time_limited_incumbent_is_repaired_over_its_arcs_and_the_free_trees(p
     assert improved == 4
 
 
+def test_no_incumbent_at_the_limit_searches_the_lp_support_before_all(parser, dev,
+                                                                      monkeypatch):
+    """Branch and bound that ends its time without a tree (simulated: HiGHS's first answer
+    is "time limit, no solution") is run again over the arcs of the LP's support: a tree
+    found there is a time-limit result; when there is none, the whole program is solved
+    without a limit. Either way the tree keeps the rules."""
+    import scipy.optimize
+
+    real, calls = scipy.optimize.milp, []
+
+    def milp(c, *, bounds, options, **kwargs):
+        calls.append((np.asarray(bounds[1]).copy(), "time_limit" in options))
+        if len(calls) == 1:
+            return scipy.optimize.OptimizeResult(x=None, status=1, message="time limit")
+        return real(c, bounds=bounds, options=options, **kwargs)
+
+    monkeypatch.setattr(scipy.optimize, "milp", milp)
+    parser.use_ud_rules = True
+    rules = frozenset(parser.ud_rules.rules)
+    reached = 0
+    for sentence in dev:
+        calls.clear()
+        labeled, certificate = parser.decode_constrained(sentence)
+        if len(calls) < 2:
+            continue            # the LP was integral, or its rounded tree kept the rules
+        reached += 1
+        (first, _), (support, limited) = calls[:2]
+        assert (support == 0).sum() > (first == 0).sum() and limited  # arcs off the support
+        if len(calls) == 2:     # a tree on the support, not proven optimal
+            assert certificate.kind == "time-limit"
+        else:                   # none there: the whole program, without a limit
+            assert not calls[2][1] and certificate.kind == "exact"
+        tree = sentence.with_tree(labeled.result.heads,
+                                  ["<root>"] + [parser.model.labels[i]
+                                                for i in labeled.labels[1:]])
+        assert not any(check(tree)[1][rule] for rule in rules)
+    assert reached >= 1
+
+
 def test_lp_decoder_never_breaks_rules(parser, dev):
     parser.use_decoder("lp", time_limit=2.0)
     try:
