@@ -24,6 +24,7 @@ def add_flags(parser: argparse.ArgumentParser, components: dict[str, type[Declar
     of the option names in ``only``); every flag defaults to None (not given)."""
     by_name: dict[str, tuple[Option, list[str]]] = {}
     helps: dict[str, dict[str, list[str]]] = {}
+    defaults: dict[str, dict[str, list[str]]] = {}
     merged_names: set[str] = set()
     for component, cls in sorted(components.items()):
         for name, option in cls.settable().items():
@@ -45,14 +46,20 @@ def add_flags(parser: argparse.ArgumentParser, components: dict[str, type[Declar
                 merged_names.add(name)
             known[1].append(component)
             helps.setdefault(name, {}).setdefault(_plain(option.help), []).append(component)
+            defaults.setdefault(name, {}).setdefault(
+                "none" if option.default is None else str(option.default), []).append(component)
     group = parser.add_argument_group(title)
     for name, (option, owners) in by_name.items():
         where = f" [{', '.join(owners)}]" if len(owners) < len(components) else ""
         text = _plain(option.help)
-        if name in merged_names:    # one name, two meanings: each with its owners
+        if name in merged_names or len(helps[name]) > 1:
+            # one name, two meanings or two descriptions: each with its owners
             text = "; ".join(f"{h} [{', '.join(o)}]" for h, o in helps[name].items())
             where = ""
         default = "" if option.default is None else f" (default {option.default})"
+        if len(defaults[name]) > 1:     # components that default differently: each says
+            default = " (default " + "; ".join(f"{d} [{', '.join(o)}]"
+                                                for d, o in defaults[name].items()) + ")"
         if option.is_flag:
             flag = option.flag if not option.default else "--no-" + option.flag[2:]
             group.add_argument(flag, dest=name, action="store_const",

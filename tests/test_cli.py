@@ -80,6 +80,15 @@ def test_help_for_every_command(capsys):
         assert "usage: polyparse " + command in capsys.readouterr().out
 
 
+def test_a_flag_whose_decoders_default_differently_gives_each_default(capsys):
+    """--time-limit is ad3-exact's (10 s by default) and the ILP's and LP's (none): the
+    help says both, not the first one found."""
+    with pytest.raises(SystemExit):
+        main(["parse", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default 10.0 [ad3-exact]; none [ilp, lp])" in text
+
+
 BAD_HEAD = "1\tHello\thello\tINTJ\tUH\t_\t7\troot\t_\t_\n\n"
 
 
