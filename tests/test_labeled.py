@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from functools import lru_cache
 
 import numpy as np
 import pytest
@@ -76,15 +77,23 @@ def _constraints(n, n_labels, rng):
                 projective=np.array([1]))
 
 
-@pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("relaxed", [False, True])
-def test_labeled_matches_brute_force(seed, relaxed):
+@lru_cache(maxsize=None)
+def _instance(seed: int):
+    """A random labeled problem with constraints, and its optimum by brute force (kept
+    for the exact and the relaxed decoding of the same instance)."""
     rng = np.random.default_rng(seed)
-    n, n_labels = (4, 2) if seed % 2 == 0 else (3, 3)
-    parts = build_parts(n, order="2" if seed >= 4 else "1")
+    n, n_labels = (5, 2) if seed >= 6 else (4, 2) if seed % 2 == 0 else (3, 3)
+    parts = build_parts(n, order="2" if seed in (4, 5, 7) else "1")
     scores = rng.normal(size=len(parts))
     label_scores, problem = _problem(parts, rng, n_labels, **_constraints(n, n_labels, rng))
     value, _, _ = _brute(parts, scores, label_scores, problem)
+    return parts, scores, problem, value
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("relaxed", [False, True])
+def test_labeled_matches_brute_force(seed, relaxed):
+    parts, scores, problem, value = _instance(seed)
     got = solve_labeled(parts, scores, problem, single_root=True, relaxed=relaxed)
     if relaxed:         # LP + rounding: a feasible labeled tree, not always the best
         assert got.result.value <= value + 1e-6
