@@ -14,7 +14,8 @@ from polyparse.parser.serve import Server, ServeConfig, warm_up
 
 from browser import Browser, chromium
 
-pytestmark = pytest.mark.slow
+# one xdist worker runs the file: one server and one Chromium for all its tests
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 ARCS = """Array.from(document.querySelectorAll('svg.panel.%s')).map(panel => {
   const words = Array.from(panel.querySelectorAll('text.word')).map(t => {

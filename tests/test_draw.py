@@ -22,6 +22,10 @@ from polyparse.parser.views import Views, parsed_figure
 from conftest import SAMPLE
 from test_drawing import SVG, arcs_of
 
+# one xdist worker runs the file, so that the module's fixture (one order-2 parser) is
+# built once, not once per worker
+pytestmark = pytest.mark.xdist_group("draw")
+
 DEV = SAMPLE / "dev.conllu"
 
 

@@ -11,6 +11,11 @@ from polyparse.parser.pipeline import Parser, TrainConfig
 SMALL = {"bits": 18, "label_bits": 12}
 
 
+# one xdist worker runs the file, so that the module's fixture (one order-2 model) is
+# built once, not once per worker
+pytestmark = pytest.mark.xdist_group("order2")
+
+
 @pytest.fixture(scope="module")
 def order2_model(tmp_path_factory, sample_train):
     """Order-2 model, pruned to 3 heads per word, trained with eta = 0.5 for one epoch

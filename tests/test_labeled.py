@@ -82,15 +82,15 @@ def _instance(seed: int):
     """A random labeled problem with constraints, and its optimum by brute force (kept
     for the exact and the relaxed decoding of the same instance)."""
     rng = np.random.default_rng(seed)
-    n, n_labels = (5, 2) if seed >= 6 else (4, 2) if seed % 2 == 0 else (3, 3)
-    parts = build_parts(n, order="2" if seed in (4, 5, 7) else "1")
+    n, n_labels = (5, 2) if seed == 6 else (4, 2) if seed % 2 == 0 else (3, 3)
+    parts = build_parts(n, order="2" if seed >= 4 else "1")
     scores = rng.normal(size=len(parts))
     label_scores, problem = _problem(parts, rng, n_labels, **_constraints(n, n_labels, rng))
     value, _, _ = _brute(parts, scores, label_scores, problem)
     return parts, scores, problem, value
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(7))
 @pytest.mark.parametrize("relaxed", [False, True])
 def test_labeled_matches_brute_force(seed, relaxed):
     parts, scores, problem, value = _instance(seed)

@@ -24,6 +24,11 @@ from polyparse.parser.serve import Server, ServeConfig
 from test_draw import gold_tree, tree_of
 
 
+# one xdist worker runs the file, so that the module's fixture (one server) is
+# built once, not once per worker
+pytestmark = pytest.mark.xdist_group("serve")
+
+
 @pytest.fixture(scope="module")
 def server(sample_model_path):
     """The sample model served on a free port of 127.0.0.1, in a thread."""

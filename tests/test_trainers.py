@@ -11,15 +11,16 @@ from polyparse.learning.trainers import TRAINERS
 SMALL = {"bits": 20, "label_bits": 14}
 
 
-BATCH = {"extragradient": {"epochs": 8, "trainer_options": {"eta": 0.2}},
-         "dlpw": {"trainer_options": {"sweeps": 1}}, "hu": {"trainer_options": {"sweeps": 1}}}
-"""Batch trainers take one step per epoch where the online ones take one per sentence:
-more epochs, and a step size above the worst-case ``1/L`` (95.9 UAS). DLPW and HU fit
-with R = 1 sweep per sentence (97.7 and 99.3 UAS) at a fraction of the defaults' cost."""
+BATCH = {"dlpw": {"trainer_options": {"sweeps": 1}}, "hu": {"trainer_options": {"sweeps": 1}}}
+"""DLPW and HU fit with R = 1 sweep per sentence (97.7 and 99.3 UAS) at a fraction of the
+defaults' cost."""
 
 
-@pytest.mark.parametrize("trainer", sorted(TRAINERS))
+@pytest.mark.parametrize("trainer", sorted(set(TRAINERS) - {"extragradient"}))
 def test_trainer_fits_the_sample_treebank(trainer, sample_train):
+    """Every trainer but extragradient, a batch method that needs 8 epochs here (the
+    dearest case, 5.5 s): tests/test_extragradient.py trains it from the command line
+    and scores it on dev instead (83.8 UAS)."""
     train = sample_train[:100]
     config = TrainConfig(trainer=trainer, **{"epochs": 3, "features": SMALL,
                                               **BATCH.get(trainer, {})})
