@@ -283,16 +283,15 @@ class Parser:
 
     def _train_epochs(self, epochs, prepared, dev, checkpoint) -> None:
         """Run the epochs of :meth:`train`: dev scores and checkpoints after each."""
-        parser = self
         for stats in epochs:
             if dev:
-                scores = attachment_scores(dev, parser.parse(prepared.dev)).all_words
+                scores = attachment_scores(dev, self.parse(prepared.dev)).all_words
                 stats.dev = {"uas": scores["uas"], "las": scores["las"]}
                 log.info("epoch %d: dev UAS %.2f, LAS %.2f", stats.epoch, stats.dev["uas"],
                          stats.dev["las"])
-            parser.report.epochs.append(stats)
+            self.report.epochs.append(stats)
             if checkpoint is not None:
-                parser.save(checkpoint)
+                self.save(checkpoint)
 
     # -- parsing --------------------------------------------------------------------
 
@@ -466,10 +465,7 @@ class Parser:
                   ) -> LabeledResult:
         """The best labeled tree over the arcs of ``incumbent`` and ``hint``, if it
         scores above ``incumbent`` (:meth:`decode_constrained`), else ``incumbent``."""
-        words = np.arange(1, len(sentence) + 1)
-        union = np.unique(np.concatenate([np.stack([hint[1:], words], axis=1),
-                                          np.stack([incumbent.result.heads[1:], words],
-                                                   axis=1)]), axis=0)
+        union = _arc_rows(np.vstack([hint[1:], incumbent.result.heads[1:]]))
         try:
             repaired = self._decode_labeled(sentence, rules, user, decoder, False, union)
         except Infeasible:          # cannot happen: the incumbent is one of its trees
@@ -478,10 +474,8 @@ class Parser:
             return incumbent
         self.constrained["repaired"] += 1
         # still a time-limit result; its bound is the full program's LP, not the small one's
-        stats = dict(repaired.result.stats, fallback=True)
-        stats.pop("lp_value", None)
-        if "lp_value" in incumbent.result.stats:
-            stats["lp_value"] = incumbent.result.stats["lp_value"]
+        stats = dict(repaired.result.stats, fallback=True,
+                     lp_value=incumbent.result.stats.get("lp_value"))
         return replace(repaired, result=replace(repaired.result, stats=stats))
 
     def _decode_labeled(self, sentence: Sentence, rules: frozenset,
@@ -499,9 +493,7 @@ class Parser:
             S, _ = self.model.arc_scores(seen)
             best = np.argsort(-S[:, 1:], axis=0, kind="stable")[:CONSTRAINED_HEADS]
             tree = make_decoder("mst", self.config.single_root).decode_arcs(S).heads
-            arcs = np.unique(np.concatenate([
-                np.stack([best.ravel(), np.tile(np.arange(1, n + 1), best.shape[0])], axis=1),
-                np.stack([tree[1:], np.arange(1, n + 1)], axis=1)]), axis=0)
+            arcs = _arc_rows(np.vstack([best, tree[1:]]))
             arcs = arcs[np.isfinite(S[arcs[:, 0], arcs[:, 1]])]
         if arcs is None:
             h, m = np.nonzero(~np.eye(n + 1, dtype=bool))
@@ -869,6 +861,13 @@ class Parser:
                      ud_rules=stored.ud_rules)
         parser.path = Path(path)
         return parser
+
+
+def _arc_rows(heads: np.ndarray) -> np.ndarray:
+    """The distinct arcs ``(h, m)`` (rows, sorted) of ``heads``, ``(k, n)``: row ``r``
+    gives a head to each word ``1..n`` (a tree, or each word's r-th best head)."""
+    words = np.broadcast_to(np.arange(1, heads.shape[1] + 1), heads.shape)
+    return np.unique(np.stack([heads.ravel(), words.ravel()], axis=1), axis=0)
 
 
 def _where(sentence: Sentence) -> str:
