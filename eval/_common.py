@@ -89,6 +89,18 @@ def treebank_or_sample(name: str, max_train: int | None = None,
     return train[:max_train], dev[:max_dev]
 
 
+def kept_model(given: str | None, name: str, train) -> Path:
+    """The model file ``given`` (``--model``), else ``eval/results/tmp/<name>.npz``,
+    written by ``train(path)`` the first time it is asked for and kept for later runs."""
+    if given:
+        return Path(given)
+    path = RESULTS / "tmp" / f"{name}.npz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        train(path)
+    return path
+
+
 def uptime() -> str:
     """``uptime``'s line: the machine's load, for result tables."""
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()

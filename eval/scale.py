@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 import _common
-from _common import RESULTS, machine, single_thread
+from _common import RESULTS, kept_model, machine, single_thread
 
 single_thread()
 
@@ -52,15 +52,11 @@ def trained_model(args) -> Path:
     from polyparse.parser.config import TrainConfig
     from polyparse.parser.pipeline import Parser
 
-    if args.model:
-        return Path(args.model)
-    folder = RESULTS / "tmp"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"scale_en_ewt_{args.train_sentences}.npz"
-    if not path.exists():
-        train = read_treebank(UD / "en_ewt" / "train.conllu")[:args.train_sentences]
-        Parser.train(train, TrainConfig(epochs=2)).save(path)
-    return path
+    def train(path: Path) -> None:
+        sentences = read_treebank(UD / "en_ewt" / "train.conllu")[:args.train_sentences]
+        Parser.train(sentences, TrainConfig(epochs=2)).save(path)
+
+    return kept_model(args.model, f"scale_en_ewt_{args.train_sentences}", train)
 
 
 def timed_parse(parser, text: bytes, client=None, times=None) -> dict:

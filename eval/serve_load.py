@@ -37,7 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import RESULTS, machine, single_thread, treebank_or_sample, uptime, write_table
+from _common import (RESULTS, kept_model, machine, single_thread, treebank_or_sample, uptime,
+                     write_table)
 
 single_thread()
 
@@ -72,19 +73,15 @@ def percentiles(seconds: list[float]) -> dict:
 
 def trained_model(args, train) -> Path:
     """``--model``, or an order-1 model trained by ``polyparse train`` (kept)."""
-    if args.model:
-        return Path(args.model)
-    folder = RESULTS / "tmp"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"serve_{args.treebank}_{len(train)}.npz"
-    if not path.exists():
+    def train_to(path: Path) -> None:
         with tempfile.NamedTemporaryFile("w", suffix=".conllu", encoding="utf-8") as file:
             file.write("".join(s.to_text() for s in train))
             file.flush()
             subprocess.run(["polyparse", "-q", "train", "--train", file.name, "--model",
                             str(path), "--epochs", "3", "--jackknife", "3",
                             "--tagger-epochs", "4"], check=True)
-    return path
+
+    return kept_model(args.model, f"serve_{args.treebank}_{len(train)}", train_to)
 
 
 def start_server(model: Path) -> tuple[subprocess.Popen, int]:

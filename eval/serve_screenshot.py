@@ -20,7 +20,7 @@ import sys
 import threading
 from pathlib import Path
 
-from _common import REPO, RESULTS
+from _common import REPO, RESULTS, kept_model
 
 sys.path.insert(0, str(REPO / "tests"))
 
@@ -31,17 +31,15 @@ TEXT = "What did she believe Oscar will wash happily?"
 
 
 def trained_model(args) -> Path:
-    if args.model:
-        return Path(args.model)
-    path = RESULTS / "tmp" / "serve_screenshot_order2.npz"
-    path.parent.mkdir(parents=True, exist_ok=True)
     sample = REPO / "corpora" / "sample"
-    if not path.exists():
+
+    def train(path: Path) -> None:
         subprocess.run(["polyparse", "-q", "train", "--train", str(sample / "train.conllu"),
                         "--dev", str(sample / "dev.conllu"), "--model", str(path),
                         "--order", "2", "--decoder", "lp", "--epochs", "2",
                         "--jackknife", "3", "--tagger-epochs", "4"], check=True)
-    return path
+
+    return kept_model(args.model, "serve_screenshot_order2", train)
 
 
 def main() -> None:
