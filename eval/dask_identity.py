@@ -1,0 +1,86 @@
+"""``polyparse parse --dask local:2`` writes the bytes of ``--jobs 1`` on en_ewt dev, as
+CoNLL-U and as raw text (issue 15's first figure).
+
+    python eval/dask_identity.py [--model M] [--train-sentences 1000]
+
+The model (``--model``, or one trained by ``polyparse train`` with its tokenizer and
+tagger on the first ``--train-sentences`` training sentences, 2 epochs, kept in
+``eval/results/tmp/``) parses en_ewt dev (``../shared/ud``, read in place) twice per input
+format through the command line: with ``--jobs 1`` and with ``--dask local:2``. Raw text
+is dev's ``# text`` lines, one paragraph each. Without the UD rules (``--no-ud-rules``):
+a decoder's time limit, which the constrained ILP has, makes a sentence's tree depend on
+the machine's speed, on one process as on a cluster. Writes
+``eval/results/dask_identity.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import _common
+from _common import kept_model, write_table
+
+UD = Path(os.environ.get("POLYPARSE_UD") or _common.UD)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default=None)
+    ap.add_argument("--train-sentences", type=int, default=1000)
+    args = ap.parse_args()
+    folder = UD / "en_ewt"
+    if not (folder / "dev.conllu").exists():
+        sys.exit(f"{folder / 'dev.conllu'} not found")
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+
+        def train(path: Path) -> None:
+            blocks = (folder / "train.conllu").read_text(encoding="utf-8").split("\n\n")
+            cut = tmp / "train.conllu"
+            cut.write_text("\n\n".join(blocks[:args.train_sentences]) + "\n\n",
+                           encoding="utf-8")
+            subprocess.run(["polyparse", "-q", "train", "--train", str(cut), "--model",
+                            str(path), "--epochs", "2"], check=True)
+
+        model = kept_model(args.model, f"dask_identity_en_ewt_{args.train_sentences}", train)
+        raw = tmp / "dev.txt"
+        raw.write_text("".join(line[len("# text = "):] + "\n\n" for line in
+                               (folder / "dev.conllu").read_text(encoding="utf-8").splitlines()
+                               if line.startswith("# text = ")), encoding="utf-8")
+        rows = []
+        for name, source in (("CoNLL-U", folder / "dev.conllu"), ("raw text", raw)):
+            outputs = {}
+            for how in (["--jobs", "1"], ["--dask", "local:2"]):
+                out = tmp / f"out{len(outputs)}.conllu"
+                began = time.perf_counter()
+                subprocess.run(["polyparse", "-q", "parse", "--model", str(model), "--input",
+                                str(source), "--output", str(out), "--no-ud-rules", *how],
+                               check=True)
+                outputs[" ".join(how)] = (out.read_bytes(), time.perf_counter() - began)
+            (one, one_s), (dask, dask_s) = outputs.values()
+            rows.append({"input": name, "sentences": one.count(b"\n\n"),
+                         "md5_jobs_1": hashlib.md5(one).hexdigest(),
+                         "md5_dask_local_2": hashlib.md5(dask).hexdigest(),
+                         "identical": "yes" if one == dask else "NO",
+                         "jobs_1_s": one_s, "dask_s": dask_s})
+    write_table(_common.RESULTS / "dask_identity",
+                "--dask local:2 against --jobs 1 on en_ewt dev", rows,
+                [("input", "input"), ("sentences", "sentences"),
+                 ("identical", "same bytes"), ("md5_jobs_1", "md5 --jobs 1"),
+                 ("md5_dask_local_2", "md5 --dask local:2"), ("jobs_1_s", "--jobs 1 s"),
+                 ("dask_s", "--dask local:2 s")],
+                notes=f"Model {model.name}; command: python eval/dask_identity.py "
+                      + " ".join(sys.argv[1:]) + f"; load (1, 5, 15 min) at the end: "
+                      f"{os.getloadavg()}.")
+    print((_common.RESULTS / "dask_identity.md").read_text())
+
+
+if __name__ == "__main__":
+    main()
