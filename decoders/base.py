@@ -192,8 +192,9 @@ class Decoder(Declared, ABC):
     gives_kbest: ClassVar[bool] = False
     """Whether :meth:`kbest` gives the exact K best trees (else it raises)."""
     honors_constraints: ClassVar[bool] = False
-    """Whether :meth:`decode_labeled` decodes under label constraints (``ilp``, ``lp``);
-    the parser decodes a constrained sentence with ``ilp`` when its decoder does not."""
+    """Whether :meth:`decode_labeled` decodes under label constraints (``mst``, ``ilp``,
+    ``lp``); the parser decodes a constrained sentence with ``ilp`` when its decoder
+    does not."""
 
     def __init__(self, *, single_root: bool = True) -> None:
         self.single_root = single_root
@@ -241,7 +242,7 @@ class Decoder(Declared, ABC):
         :attr:`honors_constraints` have it; :class:`~decoders.labeled.Infeasible` when
         no labeled tree satisfies the constraints."""
         raise ValueError(f"decoder {self.name!r} cannot decode under label constraints "
-                         "(ilp and lp can)")
+                         "(mst, ilp and lp can)")
 
     def kbest(self, parts: Parts, scores: np.ndarray, k: int) -> list[ScoredTree]:
         """The ``k`` best trees under ``scores`` (fewer when fewer exist), distinct, in

@@ -59,6 +59,13 @@ from .parts import Parts, PartType
 MAX_ROUNDS = 200
 """Rounds of cuts (re-solves) before :func:`solve_labeled` gives up."""
 
+TIME_LIMIT = 10.0
+"""Seconds of branch and bound per sentence when a decoder without a limit of its own
+hands a constrained sentence to :func:`solve_labeled` (the parser, for a decoder that
+cannot honor constraints; ``mst``, for a sentence its search does not settle): the
+incumbent then, which satisfies every constraint, is kept, with a ``time-limit``
+certificate."""
+
 
 class Infeasible(ValueError):
     """No tree over the candidate arcs and labels satisfies the constraints."""
@@ -359,7 +366,7 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
         heads = round_to_tree(parts, np.round(x[:program.form.n_parts], 4), single_root)
         labels = _labels_of(program, x, heads)
         if labels is not None and not violated(parts, problem, program, heads, labels):
-            return _result(parts, scores, problem, heads, labels, stats)
+            return labeled_result(parts, scores, problem, heads, labels, stats)
         stats["rule_fallback"] = relaxed
     A_ub, b_ub = program.A_ub, program.b_ub
     ub, restricted, window_start = program.ub, False, start
@@ -391,7 +398,7 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
             labels = _labels_of(program, lp_x, heads)
             if labels is not None and not violated(parts, problem, program, heads, labels):
                 stats.update(fallback=True, fallback_stage="ilp")
-                return _result(parts, scores, problem, heads, labels, stats)
+                return labeled_result(parts, scores, problem, heads, labels, stats)
             arcs = program.arc_var[program.arc_var >= 0]
             ub = program.ub.copy()
             ub[arcs[lp_x[arcs] <= INTEGRALITY_TOL]] = 0.0
@@ -410,7 +417,7 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
         if not found:
             stats.update(cut_rounds=rounds, cuts=len(cuts),
                          time_ilp=time.perf_counter() - built)
-            return _result(parts, scores, problem, heads, labels, stats)
+            return labeled_result(parts, scores, problem, heads, labels, stats)
         for _, p, witness in found:
             cut = np.zeros(program.c.size)
             cut[program.label_var[(int(heads[p]), p, int(labels[p]))]] = 1.0
@@ -456,8 +463,10 @@ def _labels_of(program: _Program, x: np.ndarray, heads: np.ndarray) -> np.ndarra
     return np.array([-1] + [best[m][1] for m in range(1, n + 1)], dtype=np.int64)
 
 
-def _result(parts: Parts, scores: np.ndarray, problem: LabeledProblem, heads: np.ndarray,
-            labels: np.ndarray, stats: dict) -> LabeledResult:
+def labeled_result(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
+                   heads: np.ndarray, labels: np.ndarray, stats: dict) -> LabeledResult:
+    """The :class:`LabeledResult` of the labeled tree ``(heads, labels)``: its value is
+    the model's score of the tree plus its labels' offsets."""
     output = parts.from_heads(heads)
     value = float(scores @ output)
     arcs = parts.arcs
@@ -485,12 +494,12 @@ def best_labels(label_scores: np.ndarray, allowed: np.ndarray | None = None, k: 
     if allowed is not None:
         keep &= allowed
     width = max(1, int(keep.sum(axis=1).max()) if n_arcs else 1)
-    labels = np.full((n_arcs, width), -1, dtype=np.int64)
-    offsets = np.zeros((n_arcs, width))
+    # the kept labels of each arc, best first (ties: the lower id first)
+    order = np.argsort(-np.where(keep, label_scores, -np.inf), axis=1,
+                       kind="stable")[:, :width]
+    kept = np.take_along_axis(keep, order, axis=1)
     top = label_scores.max(axis=1) if n_labels else np.zeros(n_arcs)
-    for a in range(n_arcs):
-        ids = np.flatnonzero(keep[a])
-        ids = ids[np.argsort(-label_scores[a, ids], kind="stable")]
-        labels[a, :ids.size] = ids
-        offsets[a, :ids.size] = label_scores[a, ids] - top[a]
+    labels = np.where(kept, order, -1).astype(np.int64)
+    offsets = np.where(kept, np.take_along_axis(label_scores, order, axis=1) - top[:, None],
+                       0.0)
     return LabeledProblem(labels, offsets)

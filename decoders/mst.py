@@ -100,6 +100,7 @@ class MSTDecoder(Decoder):
     """
 
     gives_kbest = True
+    honors_constraints = True
 
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
         start = time.perf_counter()
@@ -117,6 +118,22 @@ class MSTDecoder(Decoder):
         start = time.perf_counter()
         heads = chu_liu_edmonds(S, self.single_root)
         return tree_result(S, heads, {"time_decode": time.perf_counter() - start})
+
+    def decode_labeled(self, parts: Parts, scores: np.ndarray, problem):
+        """Exact labeled decoding under the ARC block of ``scores``: branch and bound on
+        the constraints with the maximum spanning tree as its bound
+        (:mod:`decoders.labeled_search`); a sentence that search does not settle within
+        its node budget goes to the labeled ILP (:func:`~decoders.labeled.solve_labeled`,
+        :data:`~decoders.labeled.TIME_LIMIT`; ``stats["search_gave_up"]``)."""
+        from .labeled import TIME_LIMIT, solve_labeled
+        from .labeled_search import mst_relaxation, search_labeled
+
+        found = search_labeled(parts, scores, problem, mst_relaxation(parts, self.single_root))
+        if found is None:
+            found = solve_labeled(parts, scores, problem, single_root=self.single_root,
+                                  time_limit=TIME_LIMIT)
+            found.result.stats["search_gave_up"] = True
+        return found
 
     def kbest(self, parts: Parts, scores: np.ndarray, k: int) -> list[ScoredTree]:
         """The ``k`` best trees under the ARC block of ``scores``

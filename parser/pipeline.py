@@ -28,7 +28,9 @@ from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, ROOT, Sentence
 from polyparse.corpora.tokenizer import Tokenizer
 from polyparse.decoders import (Certificate, CertificateCounts, DecodeResult, Decoder,
                                 ScoredTree, make_decoder)
-from polyparse.decoders.labeled import Infeasible, LabeledProblem, LabeledResult, best_labels
+from polyparse.decoders.higher_order import build_parts
+from polyparse.decoders.labeled import (TIME_LIMIT, Infeasible, LabeledProblem, LabeledResult,
+                                        best_labels)
 from polyparse.learning.confidence import (Temperatures, fit_temperatures, head_marginals,
                                            head_model, label_probabilities)
 from polyparse.learning.examples import Examples
@@ -54,12 +56,6 @@ CHUNK = 64
 LABEL_CANDIDATES = 3
 """Labels per candidate arc in labeled decoding: the best ones the constraints allow
 (:func:`decoders.labeled.best_labels`)."""
-
-CONSTRAINED_TIME_LIMIT = 10.0
-"""Seconds of branch and bound per constrained sentence when the parser's decoder cannot
-honor constraints and the ILP decodes them: the incumbent then (which satisfies every
-constraint) is kept, with a ``time-limit`` certificate. ``--decoder ilp --time-limit``
-sets another."""
 
 CONSTRAINED_MAX_WORDS = 100
 """The UD rules are enforced on sentences of at most this many words (longer ones are
@@ -322,10 +318,10 @@ class Parser:
             return Analysis(sentence, Certificate("exact", 0.0), nothing, nothing)
         seen = self._seen(sentence)
         user = constraints is not None and constraints.applies(sentence)
-        plain = hint = None
+        plain = hint = S = None
         if not user:
             plain = self._plain(seen, confidence)
-            hint = plain[0].heads
+            hint, S = plain[0].heads, plain[2]
             if self._rules_apply(sentence):
                 # the unconstrained optimum is the constrained one when it breaks no rule
                 broken = check(self._labelled(sentence, plain[0].heads, plain[1]))[1]
@@ -334,14 +330,15 @@ class Parser:
                 else:
                     self.constrained["rules_held"] += 1
         if plain is None:
-            labeled, certificate = self.decode_constrained(sentence, constraints, hint)
+            labeled, certificate = self.decode_constrained(sentence, constraints, hint, S)
             self.decodings.add(certificate)
             label_ids = labeled.labels[1:]
             heads = labeled.result.heads
             parsed = self._labelled(sentence, heads, label_ids)
             if constraints is not None and constraints.keep_given:
                 parsed = _unknown_given_labels(parsed, sentence, self.model.labels)
-            S = None if confidence is None else head_model(self.model).arc_scores(seen)[0]
+            if confidence is not None and S is None:
+                S = head_model(self.model).arc_scores(seen)[0]
             return self._analysis(parsed, certificate, seen, heads, label_ids, S, confidence)
         result, label_ids, S = plain
         heads = result.heads
@@ -395,14 +392,14 @@ class Parser:
         return True
 
     def decode_constrained(self, sentence: Sentence, constraints: Constraints | None = None,
-                           hint: np.ndarray | None = None
+                           hint: np.ndarray | None = None, S: np.ndarray | None = None
                            ) -> tuple[LabeledResult, Certificate]:
         """Decode ``sentence`` with its labels in the program
         (:mod:`decoders.labeled`): the UD rules (when :attr:`use_ud_rules`) and
         ``constraints`` enforced, each arc's :data:`LABEL_CANDIDATES` best allowed labels
         as candidates. The parser's decoder decodes when it
-        :attr:`~decoders.base.Decoder.honors_constraints` (``ilp``, ``lp``), otherwise the
-        ILP. When no tree over the pruned candidate arcs satisfies them, all arcs are
+        :attr:`~decoders.base.Decoder.honors_constraints` (``mst``, ``ilp``, ``lp``),
+        otherwise the ILP. When no tree over the pruned candidate arcs satisfies them, all arcs are
         tried; when the UD rules alone still admit none, they are dropped for this
         sentence (counted in :attr:`constrained`); when the user's constraints admit none
         (alone or with the UD rules), :class:`~parser.constraints.ConstraintError` names
@@ -414,7 +411,10 @@ class Parser:
         unconstrained tree) only: a small program whose optimum is at least the
         incumbent's score (the incumbent is one of its trees) and keeps what the
         unconstrained tree gets right wherever no rule is in the way; the better of the
-        two is kept (counted as ``repaired`` when it is the new one)."""
+        two is kept (counted as ``repaired`` when it is the new one).
+
+        ``S``: the arc scores of an arc-factored model when the caller has them (the
+        constrained program's candidate arcs are the best by them)."""
         rules = frozenset(self.ud_rules.rules) if self.use_ud_rules \
             and len(sentence) <= CONSTRAINED_MAX_WORDS else frozenset()
         user = constraints if constraints is not None and constraints.applies(sentence) \
@@ -424,12 +424,12 @@ class Parser:
         decoder = self.decoder
         if not decoder.honors_constraints:
             decoder = make_decoder("ilp", self.config.single_root,
-                                   time_limit=CONSTRAINED_TIME_LIMIT)
+                                   time_limit=TIME_LIMIT)
             self.constrained["ilp_for_decoder"] += 1
         self.constrained["sentences"] += 1
         for all_arcs in (False, True):
             try:
-                labeled = self._decode_labeled(sentence, rules, user, decoder, all_arcs)
+                labeled = self._decode_labeled(sentence, rules, user, decoder, all_arcs, S=S)
                 break
             except Infeasible:
                 if all_arcs:
@@ -480,17 +480,20 @@ class Parser:
 
     def _decode_labeled(self, sentence: Sentence, rules: frozenset,
                         user: Constraints | None, decoder: Decoder, all_arcs: bool,
-                        arcs: np.ndarray | None = None) -> LabeledResult:
+                        arcs: np.ndarray | None = None, S: np.ndarray | None = None
+                        ) -> LabeledResult:
         """One labeled decoding over ``arcs`` (``(k, 2)``) if given, else the model's
         candidate arcs (or all arcs), the user's arc constraints applied to them;
-        :class:`Infeasible` if none fits."""
+        :class:`Infeasible` if none fits. ``S``: the arc scores of an arc-factored
+        model, if already computed."""
         n = len(sentence)
         labels = self.model.labels
         seen = self._seen(sentence)
         if arcs is None and not all_arcs:
             arcs = self.model.candidate_arcs(seen)
         if arcs is None and not all_arcs and self.model.arc_factored:
-            S, _ = self.model.arc_scores(seen)
+            if S is None:
+                S, _ = self.model.arc_scores(seen)
             best = np.argsort(-S[:, 1:], axis=0, kind="stable")[:CONSTRAINED_HEADS]
             tree = make_decoder("mst", self.config.single_root).decode_arcs(S).heads
             arcs = _arc_rows(np.vstack([best, tree[1:]]))
@@ -514,15 +517,21 @@ class Parser:
                 if label is not None and label in index:
                     label_ban[m] = True
                     label_ban[m, index[label]] = False
-        example = self.model.example(seen, arcs=arcs)
-        scores = self.model.scores(example)
-        parts = example.parts
+        if S is not None and self.model.arc_factored:
+            # the arc scores are at hand: the label scores are all that is missing
+            parts = build_parts(n, arcs, **self.model.part_options)
+            part_scores = S[parts.arcs[:, 0], parts.arcs[:, 1]]
+            label_scores = self.model.label_scores(seen, parts.arcs)
+        else:
+            example = self.model.example(seen, arcs=arcs)
+            scores = self.model.scores(example)
+            parts, part_scores, label_scores = example.parts, scores.parts, scores.label_scores
         allowed = label_masks(sentence, labels, parts.arcs, rules) & ~label_ban[parts.arcs[:, 1]]
-        base = best_labels(scores.label_scores, allowed, k=LABEL_CANDIDATES)
+        base = best_labels(label_scores, allowed, k=LABEL_CANDIDATES)
         problem = LabeledProblem(base.labels, base.offsets,
                                  **compile_rules(sentence, labels, rules, parts.arcs,
                                                  base.labels))
-        return decoder.decode_labeled(parts, scores.parts, problem)
+        return decoder.decode_labeled(parts, part_scores, problem)
 
     def _check_user(self, sentence: Sentence, user: Constraints) -> None:
         """Conflicts within the user's constraints that need no solver: a given head

@@ -42,6 +42,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -136,12 +137,17 @@ def forbidden_by_upos(rel: str, upos: str, feats: dict, rules: frozenset) -> str
     return None
 
 
+def negative(upos: str, feats: dict) -> bool:
+    """A negative word (UPOS PART or ADV, ``Polarity=Neg``): as ``advmod`` it may hang
+    from any function word but ``punct`` (:func:`leaf_allows`)."""
+    return upos in ("PART", "ADV") and feats.get("Polarity") == "Neg"
+
+
 def leaf_allows(parent_rel: str, parent_feats: dict, child_rel: str, child_upos: str,
                 child_feats: dict) -> bool:
     """Whether a word labeled ``parent_rel`` (a function relation) may have a child
     labeled ``child_rel`` (universal parts)."""
-    if parent_rel != "punct" and child_rel == "advmod" and child_upos in ("PART", "ADV") \
-            and child_feats.get("Polarity") == "Neg":
+    if parent_rel != "punct" and child_rel == "advmod" and negative(child_upos, child_feats):
         return True
     if parent_rel == "det" and parent_feats.get("Poss") == "Yes" \
             and child_rel in ("appos", "acl", "nmod"):
@@ -267,6 +273,15 @@ def learn_rules(sentences: Sequence[Sentence], tolerance: float = TOLERANCE) -> 
     return UDRules(kept, {rule: [int(relevant[rule]), int(broken[rule])] for rule in RULES})
 
 
+@lru_cache(maxsize=4096)
+def _upos_allows(rels: tuple[str, ...], tag: str, rules: frozenset) -> np.ndarray:
+    """``bool (len(rels),)``: the relations a word tagged ``tag`` may take under the
+    rel-upos rules of ``rules`` (:func:`forbidden_by_upos`; read-only, shared)."""
+    allowed = np.array([forbidden_by_upos(rel, tag, {}, rules) is None for rel in rels])
+    allowed.flags.writeable = False
+    return allowed
+
+
 def label_masks(sentence: Sentence, labels: Sequence[str], arcs: np.ndarray,
                 rules: frozenset) -> np.ndarray:
     """``bool (n_arcs, n_labels)``: the labels each candidate arc ``(h, m)`` may take
@@ -277,9 +292,7 @@ def label_masks(sentence: Sentence, labels: Sequence[str], arcs: np.ndarray,
     feats = [feats_of(f) for f in sentence.feats]
     by_word = np.ones((n + 1, len(labels)), dtype=bool)
     for m in range(1, n + 1):
-        for i, rel in enumerate(rels):
-            if forbidden_by_upos(rel, sentence.upos[m], feats[m], rules) is not None:
-                by_word[m, i] = False
+        by_word[m] = _upos_allows(tuple(rels), _tag(sentence.upos[m], feats[m]), rules)
     allowed = by_word[arcs[:, 1]].copy()
     h, m = arcs[:, 0], arcs[:, 1]
     rel_arr = np.array(rels)
@@ -322,16 +335,31 @@ def compile_rules(sentence: Sentence, labels: Sequence[str], rules: frozenset,
             "contiguous": contiguous, "projective": projective}
 
 
+@lru_cache(maxsize=1024)
+def _leaf_children(rels: tuple[str, ...], parent_rel: str, possessive: bool) -> np.ndarray:
+    """``bool (len(rels),)``: the child relations :func:`leaf_allows` lets a word labeled
+    ``parent_rel`` (with ``Poss=Yes`` if ``possessive``) have, but for the negative
+    ``advmod`` exception, which depends on the child (read-only, shared)."""
+    allowed = np.array([leaf_allows(parent_rel, {"Poss": "Yes"} if possessive else {},
+                                    rel, "_", {}) for rel in rels])
+    allowed.flags.writeable = False
+    return allowed
+
+
 def child_rules(sentence: Sentence, labels: Sequence[str], rules: frozenset,
                 arcs: np.ndarray, candidates: np.ndarray) -> tuple[ChildRule, ...]:
     """The leaf-* rules of ``rules`` as :class:`~decoders.labeled.ChildRule` s: one per
     word m and function label that some candidate arc into m has."""
-    rels = [udeprel(label) for label in labels]
+    rels = tuple(udeprel(label) for label in labels)
     n = len(sentence)
     feats = [feats_of(f) for f in sentence.feats]
     into: dict[int, set] = {}
     for a, k in zip(*np.nonzero(candidates >= 0)):
         into.setdefault(int(arcs[a, 1]), set()).add(int(candidates[a, k]))
+    # leaf_allows for every child: the relation's own list, and advmod under any but
+    # punct for a negative child
+    neg = np.array([c > 0 and negative(sentence.upos[c], feats[c]) for c in range(n + 1)])
+    advmod = np.array([rel == "advmod" for rel in rels])
     out = []
     cache: dict = {}
     for m in range(1, n + 1):
@@ -341,11 +369,8 @@ def child_rules(sentence: Sentence, labels: Sequence[str], rules: frozenset,
                 continue
             key = (rel, feats[m].get("Poss") == "Yes")
             if key not in cache:
-                allowed = np.zeros((n + 1, len(labels)), dtype=bool)
-                for c in range(1, n + 1):
-                    for i, child_rel in enumerate(rels):
-                        allowed[c, i] = leaf_allows(rel, feats[m], child_rel,
-                                                    sentence.upos[c], feats[c])
-                cache[key] = allowed
+                own = _leaf_children(rels, *key)
+                cache[key] = own[None, :] | (neg[:, None] & advmod[None, :]
+                                             & (rel != "punct"))
             out.append(ChildRule(m, label, cache[key]))
     return tuple(out)

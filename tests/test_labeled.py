@@ -152,3 +152,51 @@ def test_punct_cuts_remove_nonprojective_punct():
     for relaxed in (False, True):
         got = solve_labeled(parts, scores, problem, single_root=True, relaxed=relaxed)
         assert list(got.result.heads) == [-1, 2, 0, 2] and got.labels[3] == 1
+
+
+@lru_cache(maxsize=None)
+def _first_order_instance(seed: int):
+    """A random first-order labeled problem with every kind of constraint, and its
+    optimum by brute force (-inf when no labeled tree satisfies it)."""
+    rng = np.random.default_rng(100 + seed)
+    n, n_labels = [(3, 3), (4, 2), (4, 3), (5, 2)][seed % 4] if seed < 22 else (4, 2)
+    parts = build_parts(n, order="1")
+    scores = rng.normal(size=len(parts))
+    label_scores, problem = _problem(parts, rng, n_labels, **_constraints(n, n_labels, rng))
+    return parts, scores, problem, _brute(parts, scores, label_scores, problem)[0]
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_mst_search_matches_brute_force(seed):
+    """decoders.labeled_search: branch and bound on the constraints with the MST as its
+    bound finds the best labeled tree that satisfies them, or says there is none."""
+    from polyparse.decoders import make_decoder
+
+    parts, scores, problem, value = _first_order_instance(seed)
+    decoder = make_decoder("mst")
+    if value == -np.inf:
+        with pytest.raises(Infeasible):
+            decoder.decode_labeled(parts, scores, problem)
+        return
+    got = decoder.decode_labeled(parts, scores, problem)
+    assert "search_gave_up" not in got.result.stats
+    assert got.result.value == pytest.approx(value, abs=1e-9)
+    assert _feasible(got.result.heads, got.labels, problem)
+
+
+def test_mst_search_gives_up_to_the_ilp(monkeypatch):
+    """A sentence the search does not settle within its node budget goes to the labeled
+    ILP, which finds the same optimum."""
+    from polyparse.decoders import make_decoder
+    import polyparse.decoders.labeled_search as labeled_search
+
+    parts, scores, problem, value = _first_order_instance(1)
+    assert value > -np.inf
+    assert labeled_search.search_labeled(parts, scores, problem,
+                                         labeled_search.mst_relaxation(parts, True),
+                                         max_nodes=1) is None
+    monkeypatch.setattr(labeled_search, "search_labeled", lambda *a, **k: None)
+    got = make_decoder("mst").decode_labeled(parts, scores, problem)
+    assert got.result.stats["search_gave_up"]
+    assert got.result.value == pytest.approx(value, abs=1e-6)
+    assert _feasible(got.result.heads, got.labels, problem)

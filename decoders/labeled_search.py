@@ -1,0 +1,211 @@
+"""Exact labeled decoding by branch and bound on the constraints (issue 14).
+
+The constraints of a :class:`~decoders.labeled.LabeledProblem` are each violated by a
+*conjunction* of labeled arcs: two children of one head both labeled subject
+(``at_most_one``); a word labeled ``punct`` and a child of it labeled ``nsubj``
+(``child_rules``); a ``fixed`` arc and a word in its span that is not part of it
+(``contiguous``); a ``punct`` arc, the path from a word in its gap to the root, and for
+punct-causes-nonproj the crossing arc (``projective``,
+:func:`~decoders.labeled.projectivity_violations`). Call each conjunct an *item*: one
+word m and a set of (head, label) choices for it; a tree *holds* the item when m's arc
+and label are in the set. A tree breaking the constraint holds all items I_1..I_k of its
+witness, so every tree that satisfies it is in exactly one of the k branches
+
+    branch i:  I_1, ..., I_{i-1} held (each forced),  I_i not held (forbidden),
+
+and each branch only removes (arc, label) candidates. Without the constraints, the best
+labeled tree over the remaining candidates is a relaxation of each branch: at first
+order the maximum spanning tree over the arc scores, each with its best remaining
+label (Chu-Liu-Edmonds, :mod:`decoders.mst`), which is also a tree of the branch's
+candidates. Best-first search on that bound is exact: a node whose tree breaks nothing is
+a feasible tree and the best of its branch; a node whose bound is below the incumbent
+is closed; the search ends when no open node's bound beats the incumbent. This is the
+classic branch and bound for constrained spanning trees (e.g. Aggarwal, Aneja and Nair
+1982 for a knapsack-constrained MST), with the constraint's own witness as the branching
+rule; few sentences break more than one or two rules, so few nodes are opened.
+
+Each node costs one maximum spanning tree (numba) and a check of the constraints on one
+tree; the program of :func:`~decoders.labeled.solve_labeled` (HiGHS, a multi-commodity
+flow when punctuation must be projective) is left for the sentences on which this search
+exceeds its node budget.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import _kernels
+from .labeled import (Infeasible, LabeledProblem, LabeledResult, labeled_result,
+                      projectivity_violations)
+from .parts import Parts, PartType
+
+MAX_NODES = 2000
+"""Nodes :func:`search_labeled` opens before it gives up (returns None)."""
+
+Relaxation = Callable[[np.ndarray], "tuple[float, np.ndarray] | None"]
+"""Given one score per candidate arc (``-inf``: not available in this node), the best
+tree without the label constraints: ``(value, heads)``, or None when there is none."""
+
+
+def mst_relaxation(parts: Parts, single_root: bool) -> Relaxation:
+    """The first-order relaxation: the maximum spanning tree over the arc scores."""
+    arcs = parts.arcs
+    n = parts.n
+
+    def relax(arc_scores: np.ndarray):
+        S = np.full((n + 1, n + 1), -np.inf)
+        S[arcs[:, 0], arcs[:, 1]] = arc_scores
+        heads, status = _kernels.mst_heads(S, single_root)
+        if status != _kernels.OK:
+            return None
+        return float(S[heads[1:], np.arange(1, n + 1)].sum()), heads
+
+    return relax
+
+
+@dataclass(frozen=True)
+class _Tree:
+    """A node's tree with each word's candidate slot (column of ``problem.labels``)."""
+
+    heads: np.ndarray
+    rows: np.ndarray        # (n + 1,) arc row of each word (entry 0: -1)
+    slots: np.ndarray       # (n + 1,) slot of each word's label (entry 0: -1)
+    labels: np.ndarray      # (n + 1,) label id of each word (entry 0: -1)
+
+
+class _Checker:
+    """The constraints of a problem, checked on one labeled tree at a time; a violation
+    is returned as its witness items (``bool (n_arcs, K)`` masks of the (arc, slot)
+    choices each item holds)."""
+
+    def __init__(self, parts: Parts, problem: LabeledProblem) -> None:
+        self.problem = problem
+        self.arcs = parts.arcs
+        self.n = parts.n
+        self.row_of = np.full((self.n + 1, self.n + 1), -1, dtype=np.int64)
+        self.row_of[self.arcs[:, 0], self.arcs[:, 1]] = np.arange(self.arcs.shape[0])
+        self.valid = problem.labels >= 0
+        self.into = [self.arcs[:, 1] == m for m in range(self.n + 1)]
+        self.member = [np.isin(problem.labels, s) & self.valid for s in problem.at_most_one]
+        self.rule_m = np.array([r.m for r in problem.child_rules], dtype=np.int64)
+        self.rule_label = np.array([r.label for r in problem.child_rules], dtype=np.int64)
+        self.is_projective = np.isin(problem.labels, problem.projective) & self.valid
+
+    def _arc_item(self, h: int, m: int, slots: np.ndarray | None = None) -> np.ndarray:
+        """Arc h -> m with any of ``slots`` (bool (K,); every candidate label if None)."""
+        item = np.zeros(self.valid.shape, dtype=bool)
+        r = self.row_of[h, m]
+        item[r] = self.valid[r] if slots is None else slots
+        return item
+
+    def witness(self, tree: _Tree) -> list[np.ndarray] | None:
+        """The items of one constraint ``tree`` breaks, or None when it breaks none."""
+        heads, rows, slots, labels = tree.heads, tree.rows, tree.slots, tree.labels
+        words = np.arange(1, self.n + 1)
+        for member in self.member:
+            chosen = words[member[rows[1:], slots[1:]]]
+            if chosen.size > 1:
+                h, counts = np.unique(heads[chosen], return_counts=True)
+                if counts.max() > 1:
+                    two = chosen[heads[chosen] == h[np.argmax(counts)]][:2]
+                    return [self._arc_item(int(heads[m]), int(m), member[rows[m]])
+                            for m in two]
+        if self.rule_m.size:
+            for i in np.flatnonzero(labels[self.rule_m] == self.rule_label):
+                rule = self.problem.child_rules[i]
+                children = np.flatnonzero(heads == rule.m)
+                bad = children[~rule.allowed[children, labels[children]]]
+                if bad.size:
+                    c = int(bad[0])
+                    labelled = self.into[rule.m][:, None] & (self.problem.labels == rule.label)
+                    not_allowed = self.valid[rows[c]] & ~rule.allowed[
+                        c, np.maximum(self.problem.labels[rows[c]], 0)]
+                    return [labelled, self._arc_item(rule.m, c, not_allowed)]
+        for rule in self.problem.contiguous:
+            also = np.asarray(rule.also, dtype=np.int64)
+            for c in np.flatnonzero(labels == rule.label):
+                h = int(heads[c])
+                if h == 0 or c - h < 2:
+                    continue
+                for j in range(h + 1, int(c)):
+                    if not ((heads[j] == h and labels[j] == rule.label)
+                            or labels[j] in also):
+                        keep = (np.isin(self.problem.labels, also)
+                                | ((self.arcs[:, 0] == h)[:, None]
+                                   & (self.problem.labels == rule.label)))
+                        outside = self.into[j][:, None] & self.valid & ~keep
+                        return [self._arc_item(h, int(c), self.problem.labels[rows[c]]
+                                               == rule.label), outside]
+        if self.problem.projective.size:
+            found = projectivity_violations(heads, np.isin(labels, self.problem.projective)
+                                            & (np.arange(labels.size) > 0))
+            if found:
+                _, p, path = found[0]
+                own = self._arc_item(int(heads[p]), p, self.is_projective[rows[p]])
+                return [own] + [self._arc_item(h, m) for h, m in path]
+        return None
+
+
+def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
+                   relax: Relaxation, *, max_nodes: int = MAX_NODES) -> LabeledResult | None:
+    """The best labeled tree under ``scores`` (one per part; only the ARC block is used
+    by ``relax``) and ``problem``, by the branch and bound of the module docstring;
+    ``relax`` must be exact for its arc scores (:func:`mst_relaxation` for arc-factored
+    scores). None when ``max_nodes`` nodes did not settle it;
+    :class:`~decoders.labeled.Infeasible` when no labeled tree satisfies ``problem``.
+    ``stats``: ``nodes`` (opened), ``search_bound`` (the root's value), ``time_search``."""
+    start = time.perf_counter()
+    arc_scores = scores[parts.block(PartType.ARC)]
+    checker = _Checker(parts, problem)
+    offsets = np.where(checker.valid, problem.offsets, -np.inf)
+    n = parts.n
+    words = np.arange(1, n + 1)
+
+    def solve(allowed: np.ndarray):
+        masked = np.where(allowed, offsets, -np.inf)
+        best = masked.max(axis=1)
+        found = relax(arc_scores + best)
+        if found is None:
+            return None
+        value, heads = found
+        rows = np.concatenate([[-1], checker.row_of[heads[1:], words]])
+        slots = np.concatenate([[-1], np.argmax(masked[rows[1:]], axis=1)])
+        labels = np.concatenate([[-1], problem.labels[rows[1:], slots[1:]]])
+        return value, _Tree(heads, rows, slots, labels)
+
+    root = solve(checker.valid)
+    if root is None:
+        raise Infeasible("no labeled tree over the candidate arcs and labels")
+    heap = [(-root[0], 0, checker.valid, root[1])]
+    incumbent = None
+    nodes, tie = 1, 1
+    while heap:
+        neg_bound, _, allowed, tree = heapq.heappop(heap)
+        items = checker.witness(tree)
+        if items is None:       # best first: no open node's bound beats this tree
+            incumbent = (-neg_bound, tree)
+            break
+        forced = allowed
+        for item in items:
+            child = forced & ~item
+            if nodes >= max_nodes:
+                return None
+            found = solve(child)
+            nodes += 1
+            if found is not None:
+                heapq.heappush(heap, (-found[0], tie, child, found[1]))
+                tie += 1
+            # the next branches hold this item: its word takes only the item's choices
+            m = int(checker.arcs[np.flatnonzero(item.any(axis=1))[0], 1])
+            forced = forced & ~(checker.into[m][:, None] & ~item)
+    if incumbent is None:
+        raise Infeasible("no labeled tree satisfies the constraints")
+    tree = incumbent[1]
+    stats = {"nodes": nodes, "search_bound": root[0],
+             "time_search": time.perf_counter() - start}
+    return labeled_result(parts, scores, problem, tree.heads, tree.labels, stats)
