@@ -16,7 +16,7 @@ spanning arborescence as its only oracle, warm-started across iterations.
 from __future__ import annotations
 
 import time
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
@@ -26,6 +26,10 @@ from .factor_graph import FactorGraph
 from .lp import round_relaxed
 from .mst import raise_for_status
 from .parts import Parts, PartType
+
+LABELED_NODES = 200
+"""Nodes of :meth:`AD3Decoder.decode_labeled`'s search (one AD3 solve, or one branch and
+bound, each) before the sentence goes to HiGHS."""
 
 #: Active-set iterations of the TREE factor's QP per AD3 iteration (the authors' 10 for
 #: ``GenericFactor``); the active set is kept from one AD3 iteration to the next.
@@ -83,6 +87,9 @@ class AD3Decoder(Decoder):
     """
 
     part_types = frozenset({PartType.ARC, PartType.GRANDPARENT, PartType.SIBLING})
+    honors_constraints = True
+    exact: ClassVar[bool] = False
+    """Whether :meth:`decode` is exact (``ad3-exact``), else the LP relaxation rounded."""
 
     def __init__(self, *, single_root: bool = True, penalty: float = 0.1,
                  adapt_penalty: bool = True, tol: float = 1e-6, max_iter: int = 10000,
@@ -119,6 +126,27 @@ class AD3Decoder(Decoder):
                  "integral": integral, "certified": certified, "fractional_arcs": fractional,
                  "rounded_value": rounded_value, "search_moves": moves}
         return DecodeResult(output=relaxed.output, heads=heads, value=value, stats=stats)
+
+    def decode_labeled(self, parts: Parts, scores: np.ndarray, problem):
+        """Labeled decoding by branch and bound on the constraints
+        (:mod:`decoders.labeled_search`), each node decoded by this decoder over its
+        available arcs (:func:`~decoders.labeled_search.decoder_relaxation`): exact for
+        ``ad3-exact`` (up to its time limit), for ``ad3`` a rounded tree that breaks no
+        constraint with the bound of its node (``stats["upper_bound"]``). A sentence not
+        settled within :data:`LABELED_NODES` nodes goes to the labeled program of HiGHS
+        (:func:`~decoders.labeled.solve_labeled`: its LP rounded for ``ad3``, branch and
+        bound for ``ad3-exact``; :data:`~decoders.labeled.TIME_LIMIT`;
+        ``stats["search_gave_up"]``)."""
+        from .labeled import TIME_LIMIT, solve_labeled
+        from .labeled_search import decoder_relaxation, search_labeled
+
+        found = search_labeled(parts, scores, problem, decoder_relaxation(self, parts, scores),
+                               max_nodes=LABELED_NODES)
+        if found is None:
+            found = solve_labeled(parts, scores, problem, single_root=self.single_root,
+                                  relaxed=not self.exact, time_limit=TIME_LIMIT)
+            found.result.stats["search_gave_up"] = True
+        return found
 
     def certificate(self, result: DecodeResult) -> Certificate:
         """``"lp-integral"`` when ``stats["certified"]`` (integral, and the dual value

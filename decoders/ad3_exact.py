@@ -94,6 +94,8 @@ class AD3ExactDecoder(AD3Decoder):
     the root, ``"branch"`` when it ran out during the search.
     """
 
+    exact = True
+
     def __init__(self, *, single_root: bool = True, penalty: float = 0.1,
                  adapt_penalty: bool = True, tol: float = 1e-6, max_iter: int = 100,
                  search: bool = True, node_order: Literal["best", "depth"] = "best",

@@ -349,7 +349,7 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
     program = build_labeled(parts, scores, problem, single_root=single_root, flow=flow)
     built = time.perf_counter()
     stats = {"time_build": built - start, "cut_rounds": 0, "cuts": 0, "branched": False,
-             "rule_fallback": False, "fallback": False}
+             "rule_fallback": False, "fallback": False, "relaxed": relaxed}
     res = linprog(-program.c, A_ub=program.A_ub, b_ub=program.b_ub, A_eq=program.A_eq,
                   b_eq=program.b_eq, bounds=np.column_stack([program.lb, program.ub]),
                   method="highs")

@@ -28,6 +28,15 @@ Each node costs one maximum spanning tree (numba) and a check of the constraints
 tree; the program of :func:`~decoders.labeled.solve_labeled` (HiGHS, a multi-commodity
 flow when punctuation must be projective) is left for the sentences on which this search
 exceeds its node budget.
+
+At second order the labels still only touch the arcs, so the same branching holds, and
+a node is decoded by the parser's own decoder over the parts of its available arcs
+(:func:`decoder_relaxation`): ``ad3-exact`` gives the node's best tree (the search is
+exact, as at first order); ``ad3`` gives a rounded tree and AD3's dual value as the
+node's bound, and the search then stops at the first node whose rounded tree breaks
+nothing, with that node's bound as an upper bound on every feasible labeled tree (every
+open node's bound is lower): LP decoding with rounding that never breaks a constraint,
+and a certificate of its gap.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from typing import Callable
 import numpy as np
 
 from . import _kernels
+from .base import Decoder
 from .labeled import (Infeasible, LabeledProblem, LabeledResult, labeled_result,
                       projectivity_violations)
 from .parts import Parts, PartType
@@ -47,9 +57,11 @@ from .parts import Parts, PartType
 MAX_NODES = 2000
 """Nodes :func:`search_labeled` opens before it gives up (returns None)."""
 
-Relaxation = Callable[[np.ndarray], "tuple[float, np.ndarray] | None"]
-"""Given one score per candidate arc (``-inf``: not available in this node), the best
-tree without the label constraints: ``(value, heads)``, or None when there is none."""
+Relaxation = Callable[[np.ndarray], "tuple[float, np.ndarray, bool] | None"]
+"""Given one score per candidate arc (``-inf``: not available in this node), a tree of
+the available arcs without the label constraints and an upper bound on the score of
+every such tree: ``(bound, heads, exact)``, ``exact`` when the tree reaches the bound
+(it is then the best); None when the available arcs hold no tree."""
 
 
 def mst_relaxation(parts: Parts, single_root: bool) -> Relaxation:
@@ -63,16 +75,47 @@ def mst_relaxation(parts: Parts, single_root: bool) -> Relaxation:
         heads, status = _kernels.mst_heads(S, single_root)
         if status != _kernels.OK:
             return None
-        return float(S[heads[1:], np.arange(1, n + 1)].sum()), heads
+        return float(S[heads[1:], np.arange(1, n + 1)].sum()), heads, True
+
+    return relax
+
+
+def decoder_relaxation(decoder: Decoder, parts: Parts, scores: np.ndarray) -> Relaxation:
+    """Any decoder's relaxation over the parts of the available arcs
+    (:meth:`~decoders.parts.Parts.restrict`; higher-order parts keep their scores): its
+    tree, and as the bound its certificate's upper bound (AD3's dual value, the LP's
+    value), or the tree's score when the certificate proves it optimal (``ad3-exact``,
+    ``ilp``)."""
+    arcs = parts.arcs
+    n = parts.n
+    arc_block = parts.block(PartType.ARC)
+
+    def relax(arc_scores: np.ndarray):
+        keep = np.isfinite(arc_scores)
+        reach = np.full((n + 1, n + 1), -np.inf)
+        reach[arcs[keep, 0], arcs[keep, 1]] = 0.0
+        if _kernels.mst_heads(reach, decoder.single_root)[1] != _kernels.OK:
+            return None
+        sub, rows = parts.restrict(keep)
+        node_scores = scores[rows]
+        node_scores[sub.block(PartType.ARC)] = arc_scores[rows[sub.block(PartType.ARC)]
+                                                          - arc_block.start]
+        result = decoder.decode(sub, node_scores)
+        certificate = decoder.certificate(result)
+        if certificate.optimal:
+            return certificate.score, result.heads, True
+        return certificate.upper_bound, result.heads, False
 
     return relax
 
 
 @dataclass(frozen=True)
 class _Tree:
-    """A node's tree with each word's candidate slot (column of ``problem.labels``)."""
+    """A node's tree with each word's candidate slot (column of ``problem.labels``);
+    ``exact`` when it is the node's best tree."""
 
     heads: np.ndarray
+    exact: bool
     rows: np.ndarray        # (n + 1,) arc row of each word (entry 0: -1)
     slots: np.ndarray       # (n + 1,) slot of each word's label (entry 0: -1)
     labels: np.ndarray      # (n + 1,) label id of each word (entry 0: -1)
@@ -153,12 +196,16 @@ class _Checker:
 
 def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
                    relax: Relaxation, *, max_nodes: int = MAX_NODES) -> LabeledResult | None:
-    """The best labeled tree under ``scores`` (one per part; only the ARC block is used
-    by ``relax``) and ``problem``, by the branch and bound of the module docstring;
-    ``relax`` must be exact for its arc scores (:func:`mst_relaxation` for arc-factored
-    scores). None when ``max_nodes`` nodes did not settle it;
-    :class:`~decoders.labeled.Infeasible` when no labeled tree satisfies ``problem``.
-    ``stats``: ``nodes`` (opened), ``search_bound`` (the root's value), ``time_search``."""
+    """The best labeled tree under ``scores`` (one per part) and ``problem``, by the
+    branch and bound of the module docstring with ``relax`` as each node's relaxation
+    (:func:`mst_relaxation` for arc-factored scores; :func:`decoder_relaxation`).
+    When ``relax`` is exact on the node that ends the search (the MST always), the tree
+    is the optimum; otherwise it is a labeled tree that satisfies ``problem`` and
+    ``stats["upper_bound"]``, the bound of that node, bounds every such tree's score
+    (best first: every open node's bound is lower). None when ``max_nodes`` nodes did
+    not settle it; :class:`~decoders.labeled.Infeasible` when no labeled tree satisfies
+    ``problem``. ``stats``: ``nodes`` (opened), ``upper_bound`` (None: exact),
+    ``time_search``."""
     start = time.perf_counter()
     arc_scores = scores[parts.block(PartType.ARC)]
     checker = _Checker(parts, problem)
@@ -172,11 +219,11 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
         found = relax(arc_scores + best)
         if found is None:
             return None
-        value, heads = found
+        bound, heads, exact = found
         rows = np.concatenate([[-1], checker.row_of[heads[1:], words]])
         slots = np.concatenate([[-1], np.argmax(masked[rows[1:]], axis=1)])
         labels = np.concatenate([[-1], problem.labels[rows[1:], slots[1:]]])
-        return value, _Tree(heads, rows, slots, labels)
+        return bound, _Tree(heads, exact, rows, slots, labels)
 
     root = solve(checker.valid)
     if root is None:
@@ -187,7 +234,7 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
     while heap:
         neg_bound, _, allowed, tree = heapq.heappop(heap)
         items = checker.witness(tree)
-        if items is None:       # best first: no open node's bound beats this tree
+        if items is None:       # best first: no open node's bound beats this one
             incumbent = (-neg_bound, tree)
             break
         forced = allowed
@@ -205,7 +252,7 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
             forced = forced & ~(checker.into[m][:, None] & ~item)
     if incumbent is None:
         raise Infeasible("no labeled tree satisfies the constraints")
-    tree = incumbent[1]
-    stats = {"nodes": nodes, "search_bound": root[0],
-             "time_search": time.perf_counter() - start}
+    bound, tree = incumbent
+    stats = {"nodes": nodes, "time_search": time.perf_counter() - start,
+             "upper_bound": None if tree.exact else bound}
     return labeled_result(parts, scores, problem, tree.heads, tree.labels, stats)

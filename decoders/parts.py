@@ -87,6 +87,35 @@ class Parts:
         out[arcs[:, 0], arcs[:, 1]] = values[self.block(PartType.ARC)]
         return out
 
+    def restrict(self, keep: np.ndarray) -> tuple["Parts", np.ndarray]:
+        """The parts of the trees made of the arcs where ``keep`` (``bool (n_arcs,)``,
+        in ARC-block order) is True: those arcs, and the grandparent and sibling parts
+        whose two arcs are both kept. Returns the restricted parts and ``rows``, the
+        row of this set each of their rows is (``scores[rows]`` are their scores).
+        ``ValueError`` for a part type whose arcs are not a fixed pair (consecutive
+        siblings, valency, non-projective arcs)."""
+        arcs = self.arcs
+        cand = np.zeros((self.n + 1, self.n + 1), dtype=bool)
+        cand[arcs[keep, 0], arcs[keep, 1]] = True
+        pieces, offsets, start = [], {}, 0
+        for part_type, block in self.offsets.items():
+            index = self.index[block]
+            h, m, x = index[:, 1], index[:, 2], index[:, 3]
+            if part_type == PartType.ARC:
+                kept = np.asarray(keep, dtype=bool)
+            elif part_type == PartType.GRANDPARENT:
+                kept = cand[x, h] & cand[h, m]
+            elif part_type == PartType.SIBLING:
+                kept = cand[h, m] & cand[h, x]
+            else:
+                raise ValueError(f"cannot restrict {part_type.name} parts to a set of arcs")
+            rows = block.start + np.flatnonzero(kept)
+            pieces.append(rows)
+            offsets[part_type] = slice(start, start + rows.size)
+            start += rows.size
+        rows = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+        return Parts(n=self.n, index=self.index[rows], offsets=offsets), rows
+
     def from_heads(self, heads: np.ndarray) -> np.ndarray:
         """The 0/1 structure vector of the tree ``heads`` (``heads[0] == -1``).
 

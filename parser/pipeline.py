@@ -318,10 +318,10 @@ class Parser:
             return Analysis(sentence, Certificate("exact", 0.0), nothing, nothing)
         seen = self._seen(sentence)
         user = constraints is not None and constraints.applies(sentence)
-        plain = hint = S = None
+        plain = hint = S = example = None
         if not user:
             plain = self._plain(seen, confidence)
-            hint, S = plain[0].heads, plain[2]
+            hint, S, example = plain[0].heads, plain[2], plain[3]
             if self._rules_apply(sentence):
                 # the unconstrained optimum is the constrained one when it breaks no rule
                 broken = check(self._labelled(sentence, plain[0].heads, plain[1]))[1]
@@ -330,7 +330,8 @@ class Parser:
                 else:
                     self.constrained["rules_held"] += 1
         if plain is None:
-            labeled, certificate = self.decode_constrained(sentence, constraints, hint, S)
+            labeled, certificate = self.decode_constrained(sentence, constraints, hint, S,
+                                                           example)
             self.decodings.add(certificate)
             label_ids = labeled.labels[1:]
             heads = labeled.result.heads
@@ -340,7 +341,7 @@ class Parser:
             if confidence is not None and S is None:
                 S = head_model(self.model).arc_scores(seen)[0]
             return self._analysis(parsed, certificate, seen, heads, label_ids, S, confidence)
-        result, label_ids, S = plain
+        result, label_ids, S, _ = plain
         heads = result.heads
         certificate = self.decoder.certificate(result)
         self.decodings.add(certificate)
@@ -363,22 +364,24 @@ class Parser:
                             label_scores, label_ids, confidence.label)]))
 
     def _plain(self, seen: Sentence, confidence: Temperatures | None
-               ) -> tuple[DecodeResult, np.ndarray, np.ndarray | None]:
+               ) -> tuple[DecodeResult, np.ndarray, np.ndarray | None, Example | None]:
         """Decode ``seen`` without constraints, each arc with its best label: the
-        result, each word's label id, and the arc scores for confidence (or None)."""
+        result, each word's label id, the arc scores (an arc-factored model's; else the
+        pruner's for confidence, or None) and the example decoded (None when arc
+        factored)."""
         n = len(seen)
         words = np.arange(1, n + 1)
-        S = None
+        S = example = None
         if self.model.arc_factored:
             # O(n^2) memory: no feature rows and no part index for the n^2 arcs
             S, labels = self.model.arc_scores(seen)
             result = self.decoder.decode_arcs(S)
             label_ids = labels[result.heads[1:], words]
         else:
-            result, label_ids, _ = self._decode_parts(seen, self.decoder)
+            result, label_ids, example = self._decode_parts(seen, self.decoder)
             if confidence is not None:
                 S, _ = head_model(self.model).arc_scores(seen)
-        return result, label_ids, S
+        return result, label_ids, S, example
 
     def _rules_apply(self, sentence: Sentence) -> bool:
         """Whether the UD rules are enforced on ``sentence`` (:attr:`use_ud_rules`, the
@@ -392,7 +395,8 @@ class Parser:
         return True
 
     def decode_constrained(self, sentence: Sentence, constraints: Constraints | None = None,
-                           hint: np.ndarray | None = None, S: np.ndarray | None = None
+                           hint: np.ndarray | None = None, S: np.ndarray | None = None,
+                           example: Example | None = None
                            ) -> tuple[LabeledResult, Certificate]:
         """Decode ``sentence`` with its labels in the program
         (:mod:`decoders.labeled`): the UD rules (when :attr:`use_ud_rules`) and
@@ -413,8 +417,8 @@ class Parser:
         unconstrained tree gets right wherever no rule is in the way; the better of the
         two is kept (counted as ``repaired`` when it is the new one).
 
-        ``S``: the arc scores of an arc-factored model when the caller has them (the
-        constrained program's candidate arcs are the best by them)."""
+        ``S``, ``example``: the arc scores of an arc-factored model, the example of
+        another, when the caller has them (from decoding without constraints)."""
         rules = frozenset(self.ud_rules.rules) if self.use_ud_rules \
             and len(sentence) <= CONSTRAINED_MAX_WORDS else frozenset()
         user = constraints if constraints is not None and constraints.applies(sentence) \
@@ -429,7 +433,8 @@ class Parser:
         self.constrained["sentences"] += 1
         for all_arcs in (False, True):
             try:
-                labeled = self._decode_labeled(sentence, rules, user, decoder, all_arcs, S=S)
+                labeled = self._decode_labeled(sentence, rules, user, decoder, all_arcs, S=S,
+                                               example=None if all_arcs else example)
                 break
             except Infeasible:
                 if all_arcs:
@@ -452,7 +457,9 @@ class Parser:
         if stats.get("fallback"):
             certificate = Certificate("time-limit", value, upper_bound=stats.get("lp_value"),
                                       stage=f"{decoder.name}:labeled")
-        elif "lp_value" not in stats or stats.get("rule_fallback") or decoder.name != "lp":
+        elif stats.get("upper_bound") is not None:      # a relaxed decoder's search
+            certificate = Certificate("rounded", value, upper_bound=stats["upper_bound"])
+        elif not stats.get("relaxed") or stats.get("rule_fallback"):
             certificate = Certificate("exact", value)
         elif stats["integral"]:
             certificate = Certificate("lp-integral", value)
@@ -480,16 +487,20 @@ class Parser:
 
     def _decode_labeled(self, sentence: Sentence, rules: frozenset,
                         user: Constraints | None, decoder: Decoder, all_arcs: bool,
-                        arcs: np.ndarray | None = None, S: np.ndarray | None = None
-                        ) -> LabeledResult:
+                        arcs: np.ndarray | None = None, S: np.ndarray | None = None,
+                        example: Example | None = None) -> LabeledResult:
         """One labeled decoding over ``arcs`` (``(k, 2)``) if given, else the model's
         candidate arcs (or all arcs), the user's arc constraints applied to them;
         :class:`Infeasible` if none fits. ``S``: the arc scores of an arc-factored
-        model, if already computed."""
+        model, ``example``: the example of another over its candidate arcs, if already
+        computed (used when no user constraint changes the arcs)."""
         n = len(sentence)
         labels = self.model.labels
         seen = self._seen(sentence)
-        if arcs is None and not all_arcs:
+        reuse = example is not None and arcs is None and not all_arcs and user is None
+        if reuse:
+            arcs = example.parts.arcs
+        elif arcs is None and not all_arcs:
             arcs = self.model.candidate_arcs(seen)
         if arcs is None and not all_arcs and self.model.arc_factored:
             if S is None:
@@ -523,7 +534,8 @@ class Parser:
             part_scores = S[parts.arcs[:, 0], parts.arcs[:, 1]]
             label_scores = self.model.label_scores(seen, parts.arcs)
         else:
-            example = self.model.example(seen, arcs=arcs)
+            if not reuse:
+                example = self.model.example(seen, arcs=arcs)
             scores = self.model.scores(example)
             parts, part_scores, label_scores = example.parts, scores.parts, scores.label_scores
         allowed = label_masks(sentence, labels, parts.arcs, rules) & ~label_ban[parts.arcs[:, 1]]

@@ -200,3 +200,37 @@ def test_mst_search_gives_up_to_the_ilp(monkeypatch):
     assert got.result.stats["search_gave_up"]
     assert got.result.value == pytest.approx(value, abs=1e-6)
     assert _feasible(got.result.heads, got.labels, problem)
+
+
+@pytest.mark.parametrize("seed", [4, 5, 6])
+def test_ad3_search_matches_brute_force(seed):
+    """At order 2 each node of the search is decoded by AD3 over its available arcs:
+    ad3-exact finds the best labeled tree that satisfies the constraints; ad3 a tree
+    that satisfies them, with an upper bound on the best one."""
+    from polyparse.decoders import make_decoder
+
+    parts, scores, problem, value = _instance(seed)
+    exact = make_decoder("ad3-exact").decode_labeled(parts, scores, problem)
+    assert "search_gave_up" not in exact.result.stats
+    assert exact.result.value == pytest.approx(value, abs=1e-6)
+    assert _feasible(exact.result.heads, exact.labels, problem)
+    relaxed = make_decoder("ad3").decode_labeled(parts, scores, problem)
+    assert _feasible(relaxed.result.heads, relaxed.labels, problem)
+    assert relaxed.result.value <= value + 1e-6
+    bound = relaxed.result.stats["upper_bound"]
+    assert bound is None and relaxed.result.value == pytest.approx(value, abs=1e-6) \
+        or bound >= value - 1e-6
+
+
+def test_parts_restrict_keeps_the_parts_of_kept_arcs():
+    """Parts.restrict: a tree of the kept arcs has the same structure (part by part) in
+    the restricted parts as in the whole set."""
+    parts = build_parts(4, order="2")
+    rng = np.random.default_rng(3)
+    heads = np.array([-1, 2, 0, 2, 3])
+    keep = rng.random(parts.arcs.shape[0]) < 0.6
+    keep |= parts.arcs[:, 0] == heads[parts.arcs[:, 1]]
+    sub, rows = parts.restrict(keep)
+    assert np.array_equal(sub.from_heads(heads), parts.from_heads(heads)[rows])
+    assert parts.from_heads(heads)[rows].sum() == parts.from_heads(heads).sum()
+    assert np.array_equal(sub.arcs, parts.arcs[keep])
