@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ._labeled_kernels import IS_NONPROJ, projectivity_witnesses
 from .base import DecodeResult
 from .formulation import Formulation, _Rows, build_formulation
 from .lp import INTEGRALITY_TOL
@@ -277,13 +278,16 @@ def projectivity_violations(heads: np.ndarray, is_projective_label: np.ndarray
                             ) -> list[tuple[str, int, list[tuple[int, int]]]]:
     """Violations of UD's punct-is-nonproj and punct-causes-nonproj (the validator's
     ``utils.get_gap`` and ``utils.get_caused_nonprojectivities``) by the words p with
-    ``is_projective_label[p]`` in the tree ``heads``.
+    ``is_projective_label[p]`` in the tree ``heads``, at most one per word and rule
+    (found by :func:`decoders._labeled_kernels.projectivity_witnesses`).
 
     Returns ``(rule id, p, witness arcs)``: every tree that holds p's labeled arc and the
-    witness arcs (h, m) breaks the rule the same way (the cut of the module docstring).
+    witness arcs (h, m) breaks the rule the same way (the cut of the module docstring):
+    for is-nonproj, the path from the word in the gap to the root (it avoids p's head);
+    for causes-nonproj, the path from p's head to the root and the crossing arc (whose
+    head is not on it).
     """
-    n = heads.shape[0] - 1
-    out = []
+    heads = np.asarray(heads, dtype=np.int64)
 
     def chain(word: int) -> list[tuple[int, int]]:
         path = []
@@ -292,34 +296,14 @@ def projectivity_violations(heads: np.ndarray, is_projective_label: np.ndarray
             word = int(heads[word])
         return path
 
-    for p in np.flatnonzero(is_projective_label):
-        p = int(p)
-        pid = int(heads[p])
-        # punct-is-nonproj: a word between p and its head not dominated by the head
-        for j in range(min(p, pid) + 1, max(p, pid)):
-            path = chain(j)
-            if pid != 0 and all(h != pid for h, _ in path):
-                out.append(("punct-is-nonproj", p, path))
-                break
-        # punct-causes-nonproj
-        up = chain(p)
-        ancestors = {h for h, _ in up}
-        if pid < p:
-            left, right = range(pid + 1, p), range(p + 1, n + 1)
+    out = []
+    for rule, p, j, x in projectivity_witnesses(heads, np.asarray(is_projective_label,
+                                                                  dtype=np.bool_)):
+        if rule == IS_NONPROJ:
+            out.append(("punct-is-nonproj", int(p), chain(int(j))))
         else:
-            left, right = range(1, p), range(p + 1, pid)
-        for x in list(left) + list(right):
-            xp = int(heads[x])
-            if xp in ancestors:
-                continue
-            crosses = (x < p and xp > p) if x in left else (xp < p)
-            if x in right and pid < p and not xp > pid:
-                crosses = False
-            if x in left and pid > p and not xp < pid:
-                crosses = False
-            if crosses:
-                out.append(("punct-causes-nonproj", p, up[1:] + [(xp, x)]))
-                break
+            out.append(("punct-causes-nonproj", int(p),
+                        chain(int(p))[1:] + [(int(heads[x]), int(x))]))
     return out
 
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -54,8 +54,8 @@ from .labeled import (Infeasible, LabeledProblem, LabeledResult, labeled_result,
                       projectivity_violations)
 from .parts import Parts, PartType
 
-MAX_NODES = 2000
-"""Nodes :func:`search_labeled` opens before it gives up (returns None)."""
+MAX_NODES = 5000
+"""Relaxations :func:`search_labeled` solves before it dives to a feasible tree."""
 
 Relaxation = Callable[[np.ndarray], "tuple[float, np.ndarray, bool] | None"]
 """Given one score per candidate arc (``-inf``: not available in this node), a tree of
@@ -147,7 +147,8 @@ class _Checker:
         return item
 
     def witness(self, tree: _Tree) -> list[np.ndarray] | None:
-        """The items of one constraint ``tree`` breaks, or None when it breaks none."""
+        """The items of one constraint ``tree`` breaks, or None when it breaks none: of
+        the constraints it breaks, one with fewest items (fewest branches)."""
         heads, rows, slots, labels = tree.heads, tree.rows, tree.slots, tree.labels
         words = np.arange(1, self.n + 1)
         for member in self.member:
@@ -188,7 +189,7 @@ class _Checker:
             found = projectivity_violations(heads, np.isin(labels, self.problem.projective)
                                             & (np.arange(labels.size) > 0))
             if found:
-                _, p, path = found[0]
+                _, p, path = min(found, key=lambda violation: len(violation[2]))
                 own = self._arc_item(int(heads[p]), p, self.is_projective[rows[p]])
                 return [own] + [self._arc_item(h, m) for h, m in path]
         return None
@@ -202,10 +203,13 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
     When ``relax`` is exact on the node that ends the search (the MST always), the tree
     is the optimum; otherwise it is a labeled tree that satisfies ``problem`` and
     ``stats["upper_bound"]``, the bound of that node, bounds every such tree's score
-    (best first: every open node's bound is lower). None when ``max_nodes`` nodes did
-    not settle it; :class:`~decoders.labeled.Infeasible` when no labeled tree satisfies
-    ``problem``. ``stats``: ``nodes`` (opened), ``upper_bound`` (None: exact),
-    ``time_search``."""
+    (best first: every open node's bound is lower). After ``max_nodes`` nodes, a dive
+    from the best open node into the branch of highest bound, level by level, gives a
+    tree that breaks nothing, with that node's bound (``stats["fallback"]``); None if
+    the dive finds none within as many nodes again (the caller decides then).
+    :class:`~decoders.labeled.Infeasible` when no labeled tree satisfies ``problem``.
+    ``stats``: ``nodes`` (relaxations solved), ``upper_bound`` (None: exact),
+    ``fallback``, ``time_search``."""
     start = time.perf_counter()
     arc_scores = scores[parts.block(PartType.ARC)]
     checker = _Checker(parts, problem)
@@ -225,34 +229,57 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
         labels = np.concatenate([[-1], problem.labels[rows[1:], slots[1:]]])
         return bound, _Tree(heads, exact, rows, slots, labels)
 
+    def children(allowed: np.ndarray, items: list[np.ndarray]):
+        """The branches of a node whose tree holds ``items``: (bound, allowed, tree) of
+        each that has a tree."""
+        forced = allowed
+        for item in items:
+            child = forced & ~item
+            found = solve(child)
+            if found is not None:
+                yield found[0], child, found[1]
+            # the next branches hold this item: its word takes only the item's choices
+            m = int(checker.arcs[np.flatnonzero(item.any(axis=1))[0], 1])
+            forced = forced & ~(checker.into[m][:, None] & ~item)
+
     root = solve(checker.valid)
     if root is None:
         raise Infeasible("no labeled tree over the candidate arcs and labels")
     heap = [(-root[0], 0, checker.valid, root[1])]
     incumbent = None
     nodes, tie = 1, 1
+    stats = {"fallback": False}
     while heap:
         neg_bound, _, allowed, tree = heapq.heappop(heap)
         items = checker.witness(tree)
         if items is None:       # best first: no open node's bound beats this one
             incumbent = (-neg_bound, tree)
             break
-        forced = allowed
-        for item in items:
-            child = forced & ~item
-            if nodes >= max_nodes:
-                return None
-            found = solve(child)
-            nodes += 1
-            if found is not None:
-                heapq.heappush(heap, (-found[0], tie, child, found[1]))
-                tie += 1
-            # the next branches hold this item: its word takes only the item's choices
-            m = int(checker.arcs[np.flatnonzero(item.any(axis=1))[0], 1])
-            forced = forced & ~(checker.into[m][:, None] & ~item)
+        if nodes >= max_nodes:
+            # out of nodes: dive from this node (the best open one) depth first, into
+            # the branch of highest bound first, to a tree that breaks nothing; this
+            # node's bound is still an upper bound on every feasible tree
+            stack = [(allowed, tree, items)]
+            while stack and nodes < 2 * max_nodes:
+                allowed, tree, items = stack.pop()
+                if items is None:
+                    incumbent = (-neg_bound, replace(tree, exact=False))
+                    stats.update(fallback=True, fallback_stage="search")
+                    break
+                kids = sorted(children(allowed, items), key=lambda kid: kid[0])
+                nodes += len(items)
+                stack.extend((child, found, checker.witness(found))
+                             for _, child, found in kids)
+            break
+        for bound, child, found in children(allowed, items):
+            heapq.heappush(heap, (-bound, tie, child, found))
+            tie += 1
+        nodes += len(items)
     if incumbent is None:
-        raise Infeasible("no labeled tree satisfies the constraints")
+        if nodes < max_nodes:
+            raise Infeasible("no labeled tree satisfies the constraints")
+        return None     # the dive found nothing (its node's subtree may hold no tree)
     bound, tree = incumbent
-    stats = {"nodes": nodes, "time_search": time.perf_counter() - start,
-             "upper_bound": None if tree.exact else bound}
+    stats.update(nodes=nodes, time_search=time.perf_counter() - start,
+                 upper_bound=None if tree.exact else bound)
     return labeled_result(parts, scores, problem, tree.heads, tree.labels, stats)

@@ -455,7 +455,7 @@ class Parser:
         self.constrained["lp_to_ilp"] += bool(stats.get("rule_fallback"))
         value = labeled.result.value
         if stats.get("fallback"):
-            certificate = Certificate("time-limit", value, upper_bound=stats.get("lp_value"),
+            certificate = Certificate("time-limit", value, upper_bound=_upper_bound(stats),
                                       stage=f"{decoder.name}:labeled")
         elif stats.get("upper_bound") is not None:      # a relaxed decoder's search
             certificate = Certificate("rounded", value, upper_bound=stats["upper_bound"])
@@ -480,9 +480,9 @@ class Parser:
         if repaired.result.value <= incumbent.result.value + 1e-9:
             return incumbent
         self.constrained["repaired"] += 1
-        # still a time-limit result; its bound is the full program's LP, not the small one's
+        # still a time-limit result; its bound is the full program's, not the small one's
         stats = dict(repaired.result.stats, fallback=True,
-                     lp_value=incumbent.result.stats.get("lp_value"))
+                     upper_bound=_upper_bound(incumbent.result.stats))
         return replace(repaired, result=replace(repaired.result, stats=stats))
 
     def _decode_labeled(self, sentence: Sentence, rules: frozenset,
@@ -882,6 +882,13 @@ class Parser:
                      ud_rules=stored.ud_rules)
         parser.path = Path(path)
         return parser
+
+
+def _upper_bound(stats: dict) -> float | None:
+    """The upper bound a labeled decoding that fell back reports: its search's bound,
+    else its LP's value (None: neither was reached)."""
+    bound = stats.get("upper_bound")
+    return stats.get("lp_value") if bound is None else bound
 
 
 def _arc_rows(heads: np.ndarray) -> np.ndarray:

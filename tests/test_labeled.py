@@ -234,3 +234,49 @@ def test_parts_restrict_keeps_the_parts_of_kept_arcs():
     assert np.array_equal(sub.from_heads(heads), parts.from_heads(heads)[rows])
     assert parts.from_heads(heads)[rows].sum() == parts.from_heads(heads).sum()
     assert np.array_equal(sub.arcs, parts.arcs[keep])
+
+
+def _reference_projectivity(heads, is_punct):
+    """UD's validator's get_gap and get_caused_nonprojectivities, word by word as it
+    writes them: the (rule, p) pairs broken."""
+    n = heads.size - 1
+    out = set()
+
+    def ancestors(word):
+        seen = []
+        while word != 0:
+            word = int(heads[word])
+            seen.append(word)
+        return seen
+
+    for p in range(1, n + 1):
+        if not is_punct[p]:
+            continue
+        pid = int(heads[p])
+        if pid != 0 and any(pid not in ancestors(j) for j in range(min(p, pid) + 1, max(p, pid))):
+            out.add(("punct-is-nonproj", p))
+        ups = set(ancestors(p))
+        left = range(pid + 1, p) if pid < p else range(1, p)
+        right = range(p + 1, n + 1) if pid < p else range(p + 1, pid)
+        for x in [*left, *right]:
+            xp = int(heads[x])
+            if xp in ups:
+                continue
+            if (x < p and xp > p and (pid < p or xp < pid)) or \
+                    (x > p and xp < p and (pid > p or xp > pid)):
+                out.add(("punct-causes-nonproj", p))
+    return out
+
+
+def test_projectivity_violations_against_the_validators_definitions():
+    """The numba kernel finds exactly the (rule, word) pairs of the validator's
+    definitions on every tree of up to 6 words, and each witness is in the tree."""
+    rng = np.random.default_rng(5)
+    for n in (3, 4, 5, 6):
+        for heads in all_trees(n, False):
+            heads = np.asarray(heads)
+            mask = np.concatenate([[False], rng.random(n) < 0.5])
+            found = projectivity_violations(heads, mask)
+            assert {(rule, p) for rule, p, _ in found} == _reference_projectivity(heads, mask)
+            for _, p, witness in found:
+                assert all(heads[m] == h for h, m in witness)
