@@ -203,10 +203,13 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
     When ``relax`` is exact on the node that ends the search (the MST always), the tree
     is the optimum; otherwise it is a labeled tree that satisfies ``problem`` and
     ``stats["upper_bound"]``, the bound of that node, bounds every such tree's score
-    (best first: every open node's bound is lower). After ``max_nodes`` nodes, a dive
-    from the best open node into the branch of highest bound, level by level, gives a
-    tree that breaks nothing, with that node's bound (``stats["fallback"]``); None if
-    the dive finds none within as many nodes again (the caller decides then).
+    (best first: every open node's bound is lower). After ``max_nodes`` relaxations, a
+    depth-first dive from the root, first branch first (forbidding, never forcing, as
+    long as it can), gives a tree that breaks nothing, with the best open node's bound
+    (``stats["fallback"]``); None if the dive finds none within as many relaxations
+    again (the caller decides then). On a 65-word sv_talbanken sentence of a model
+    trained on 204 sentences, a dive from the best open node into the branch of highest
+    bound first found nothing in 5,000 relaxations; this one, a tree in a few dozen.
     :class:`~decoders.labeled.Infeasible` when no labeled tree satisfies ``problem``.
     ``stats``: ``nodes`` (relaxations solved), ``upper_bound`` (None: exact),
     ``fallback``, ``time_search``."""
@@ -256,20 +259,20 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
             incumbent = (-neg_bound, tree)
             break
         if nodes >= max_nodes:
-            # out of nodes: dive from this node (the best open one) depth first, into
-            # the branch of highest bound first, to a tree that breaks nothing; this
-            # node's bound is still an upper bound on every feasible tree
-            stack = [(allowed, tree, items)]
+            # out of nodes: dive from the root depth first, into the first branch
+            # first (the first item forbidden, nothing forced), to a tree that breaks
+            # nothing; this node's bound (the best open one's) still bounds every tree
+            stack = [(checker.valid, root[1], checker.witness(root[1]))]
             while stack and nodes < 2 * max_nodes:
                 allowed, tree, items = stack.pop()
                 if items is None:
                     incumbent = (-neg_bound, replace(tree, exact=False))
                     stats.update(fallback=True, fallback_stage="search")
                     break
-                kids = sorted(children(allowed, items), key=lambda kid: kid[0])
+                kids = list(children(allowed, items))
                 nodes += len(items)
                 stack.extend((child, found, checker.witness(found))
-                             for _, child, found in kids)
+                             for _, child, found in reversed(kids))
             break
         for bound, child, found in children(allowed, items):
             heapq.heappush(heap, (-bound, tie, child, found))
@@ -278,7 +281,7 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
     if incumbent is None:
         if nodes < max_nodes:
             raise Infeasible("no labeled tree satisfies the constraints")
-        return None     # the dive found nothing (its node's subtree may hold no tree)
+        return None     # the dive found nothing
     bound, tree = incumbent
     stats.update(nodes=nodes, time_search=time.perf_counter() - start,
                  upper_bound=None if tree.exact else bound)

@@ -287,12 +287,12 @@ def label_masks(sentence: Sentence, labels: Sequence[str], arcs: np.ndarray,
     """``bool (n_arcs, n_labels)``: the labels each candidate arc ``(h, m)`` may take
     under the arc-local ``rules`` (root, right-to-left-*, rel-upos-*, upos-rel-punct,
     rel-upos-fixed)."""
-    rels = [udeprel(label) for label in labels]
+    rels = tuple(udeprel(label) for label in labels)
     n = len(sentence)
     feats = [feats_of(f) for f in sentence.feats]
     by_word = np.ones((n + 1, len(labels)), dtype=bool)
     for m in range(1, n + 1):
-        by_word[m] = _upos_allows(tuple(rels), _tag(sentence.upos[m], feats[m]), rules)
+        by_word[m] = _upos_allows(rels, _tag(sentence.upos[m], feats[m]), rules)
     allowed = by_word[arcs[:, 1]].copy()
     h, m = arcs[:, 0], arcs[:, 1]
     rel_arr = np.array(rels)

@@ -280,3 +280,24 @@ def test_projectivity_violations_against_the_validators_definitions():
             assert {(rule, p) for rule, p, _ in found} == _reference_projectivity(heads, mask)
             for _, p, witness in found:
                 assert all(heads[m] == h for h, m in witness)
+
+
+def test_search_out_of_nodes_dives_to_a_feasible_tree_with_a_bound():
+    """Out of nodes, the search dives to a labeled tree that breaks nothing, with an
+    upper bound on the optimum (a time-limit result)."""
+    from polyparse.decoders.labeled_search import mst_relaxation, search_labeled
+
+    dived = 0
+    for seed in range(24):
+        parts, scores, problem, value = _first_order_instance(seed)
+        if value == -np.inf:
+            continue
+        got = search_labeled(parts, scores, problem, mst_relaxation(parts, True), max_nodes=4)
+        if got is None:
+            continue
+        assert _feasible(got.result.heads, got.labels, problem)
+        assert got.result.value <= value + 1e-9
+        if got.result.stats["fallback"]:
+            dived += 1
+            assert got.result.stats["upper_bound"] >= value - 1e-9
+    assert dived >= 2
