@@ -54,8 +54,15 @@ from .labeled import (Infeasible, LabeledProblem, LabeledResult, labeled_result,
                       projectivity_violations)
 from .parts import Parts, PartType
 
-MAX_NODES = 5000
-"""Relaxations :func:`search_labeled` solves before it dives to a feasible tree."""
+MAX_NODES = 2000
+"""Relaxations :func:`search_labeled` solves before it dives to a feasible tree (and
+each of its :data:`DIVES` may solve)."""
+
+DIVES = ("branch", "bound")
+"""The dives tried in turn when the search is out of nodes (``search_labeled``'s
+``dive``). Neither finds a tree on every hard sentence: on a 65-word sv_talbanken
+sentence (a model of 204 training sentences) "bound" found none in 5,000 relaxations
+and "branch" one at once; on a 59-word nl_alpino sentence, the other way round."""
 
 Relaxation = Callable[[np.ndarray], "tuple[float, np.ndarray, bool] | None"]
 """Given one score per candidate arc (``-inf``: not available in this node), a tree of
@@ -203,13 +210,10 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
     When ``relax`` is exact on the node that ends the search (the MST always), the tree
     is the optimum; otherwise it is a labeled tree that satisfies ``problem`` and
     ``stats["upper_bound"]``, the bound of that node, bounds every such tree's score
-    (best first: every open node's bound is lower). After ``max_nodes`` relaxations, a
-    depth-first dive from the root, first branch first (forbidding, never forcing, as
-    long as it can), gives a tree that breaks nothing, with the best open node's bound
-    (``stats["fallback"]``); None if the dive finds none within as many relaxations
-    again (the caller decides then). On a 65-word sv_talbanken sentence of a model
-    trained on 204 sentences, a dive from the best open node into the branch of highest
-    bound first found nothing in 5,000 relaxations; this one, a tree in a few dozen.
+    (best first: every open node's bound is lower). After ``max_nodes`` relaxations,
+    depth-first dives from the root (:data:`DIVES`, ``max_nodes`` relaxations each)
+    give a tree that breaks nothing, with the best open node's bound
+    (``stats["fallback"]``); None if they find none (the caller decides then).
     :class:`~decoders.labeled.Infeasible` when no labeled tree satisfies ``problem``.
     ``stats``: ``nodes`` (relaxations solved), ``upper_bound`` (None: exact),
     ``fallback``, ``time_search``."""
@@ -245,6 +249,22 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
             m = int(checker.arcs[np.flatnonzero(item.any(axis=1))[0], 1])
             forced = forced & ~(checker.into[m][:, None] & ~item)
 
+    def dive(first: str, budget: int) -> tuple[_Tree | None, int]:
+        """Depth first from the root to a tree that breaks nothing, within ``budget``
+        relaxations: ``first`` ``"branch"``: the first branch first (its first item
+        forbidden, nothing forced); ``"bound"``: the branch of highest bound first."""
+        stack = [(checker.valid, root[1], checker.witness(root[1]))]
+        used = 0
+        while stack and used < budget:
+            allowed, tree, items = stack.pop()
+            if items is None:
+                return tree, used
+            kids = list(children(allowed, items))
+            used += len(items)
+            kids = kids[::-1] if first == "branch" else sorted(kids, key=lambda kid: kid[0])
+            stack.extend((child, found, checker.witness(found)) for _, child, found in kids)
+        return None, used
+
     root = solve(checker.valid)
     if root is None:
         raise Infeasible("no labeled tree over the candidate arcs and labels")
@@ -259,20 +279,15 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
             incumbent = (-neg_bound, tree)
             break
         if nodes >= max_nodes:
-            # out of nodes: dive from the root depth first, into the first branch
-            # first (the first item forbidden, nothing forced), to a tree that breaks
-            # nothing; this node's bound (the best open one's) still bounds every tree
-            stack = [(checker.valid, root[1], checker.witness(root[1]))]
-            while stack and nodes < 2 * max_nodes:
-                allowed, tree, items = stack.pop()
-                if items is None:
+            # out of nodes: dive from the root for a tree that breaks nothing; this
+            # node's bound (the best open one's) still bounds every tree
+            for first in DIVES:
+                tree, used = dive(first, max_nodes)
+                nodes += used
+                if tree is not None:
                     incumbent = (-neg_bound, replace(tree, exact=False))
                     stats.update(fallback=True, fallback_stage="search")
                     break
-                kids = list(children(allowed, items))
-                nodes += len(items)
-                stack.extend((child, found, checker.witness(found))
-                             for _, child, found in reversed(kids))
             break
         for bound, child, found in children(allowed, items):
             heapq.heappush(heap, (-bound, tie, child, found))

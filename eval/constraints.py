@@ -6,7 +6,8 @@ tagger, ``--epochs``) on the first ``--train-cap`` sentences of train.conllu, pa
 sentences of train.conllu, held out of training) with and without the UD rules, and
 count the incidents of ``udvalidate --lang xx --level 3`` by rule id in the gold dev
 sample (the reference) and in both outputs, with UAS/LAS (all words) and parse time
-(with ``--decoder``, default the order's own: mst, ad3-exact; ``ad3`` for order 2's LP).
+(trained and parsed with ``--decoder``, default the order's own: mst, ad3-exact; ``ad3``
+for order 2's LP).
 Writes ``eval/results/constraints.md`` and ``.json`` (``--out``). UD data is read from the shared
 folder and never copied into the repository (outputs go to a temporary folder).
 
@@ -67,9 +68,8 @@ def run_treebank(folder: Path, args, tmp: Path) -> dict:
     parts = {"order": args.order}
     parser = Parser.train(train, TrainConfig(epochs=args.epochs, tokenizer=None, tagger=None,
                                              lemmatizer=None, parts=parts,
-                                             decoder=default_decoder(parts)))
+                                             decoder=args.decoder or default_decoder(parts)))
     train_time = time.perf_counter() - start
-    parser.use_decoder(args.decoder)
     for use in (False, True):       # warm both paths up (numba, caches) before timing
         parser.use_ud_rules = use
         list(parser.parse(dev[:WARM_UP], certify=False))
@@ -153,7 +153,8 @@ def main(argv=None) -> int:
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--order", default="1", choices=("1", "2"))
     ap.add_argument("--decoder", default=None,
-                    help="the decoder to parse with (default: the order's, mst or ad3-exact)")
+                    help="the decoder to train and parse with (default: the order's, mst "
+                         "or ad3-exact)")
     ap.add_argument("--out", default=str(HERE / "results" / "constraints"))
     args = ap.parse_args(argv)
     ud = Path(args.ud)
