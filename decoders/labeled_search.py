@@ -236,18 +236,24 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
         labels = np.concatenate([[-1], problem.labels[rows[1:], slots[1:]]])
         return bound, _Tree(heads, exact, rows, slots, labels)
 
-    def children(allowed: np.ndarray, items: list[np.ndarray]):
-        """The branches of a node whose tree holds ``items``: (bound, allowed, tree) of
-        each that has a tree."""
+    def branches(allowed: np.ndarray, items: list[np.ndarray]) -> list[np.ndarray]:
+        """The allowed (arc, slot) choices of each branch of a node whose tree holds
+        ``items``."""
+        out = []
         forced = allowed
         for item in items:
-            child = forced & ~item
-            found = solve(child)
-            if found is not None:
-                yield found[0], child, found[1]
+            out.append(forced & ~item)
             # the next branches hold this item: its word takes only the item's choices
             m = int(checker.arcs[np.flatnonzero(item.any(axis=1))[0], 1])
             forced = forced & ~(checker.into[m][:, None] & ~item)
+        return out
+
+    def children(allowed: np.ndarray, items: list[np.ndarray]):
+        """(bound, allowed, tree) of each branch that has a tree."""
+        for child in branches(allowed, items):
+            found = solve(child)
+            if found is not None:
+                yield found[0], child, found[1]
 
     def dive(first: str, budget: int) -> tuple[_Tree | None, int]:
         """Depth first from the root to a tree that breaks nothing, within ``budget``
@@ -268,31 +274,39 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
     root = solve(checker.valid)
     if root is None:
         raise Infeasible("no labeled tree over the candidate arcs and labels")
+    # open nodes: (-bound, tie, allowed, tree); a branch is pushed with its parent's
+    # bound and no tree, and solved only when it is the best open node (lazily)
     heap = [(-root[0], 0, checker.valid, root[1])]
     incumbent = None
     nodes, tie = 1, 1
     stats = {"fallback": False}
     while heap:
         neg_bound, _, allowed, tree = heapq.heappop(heap)
+        if tree is None:
+            if nodes >= max_nodes:
+                # out of nodes: dive from the root for a tree that breaks nothing; this
+                # node's bound (the best open one's) still bounds every tree
+                for first in DIVES:
+                    tree, used = dive(first, max_nodes)
+                    nodes += used
+                    if tree is not None:
+                        incumbent = (-neg_bound, replace(tree, exact=False))
+                        stats.update(fallback=True, fallback_stage="search")
+                        break
+                break
+            found = solve(allowed)
+            nodes += 1
+            if found is not None:       # its own bound, at most its parent's
+                heapq.heappush(heap, (max(neg_bound, -found[0]), tie, allowed, found[1]))
+                tie += 1
+            continue
         items = checker.witness(tree)
         if items is None:       # best first: no open node's bound beats this one
             incumbent = (-neg_bound, tree)
             break
-        if nodes >= max_nodes:
-            # out of nodes: dive from the root for a tree that breaks nothing; this
-            # node's bound (the best open one's) still bounds every tree
-            for first in DIVES:
-                tree, used = dive(first, max_nodes)
-                nodes += used
-                if tree is not None:
-                    incumbent = (-neg_bound, replace(tree, exact=False))
-                    stats.update(fallback=True, fallback_stage="search")
-                    break
-            break
-        for bound, child, found in children(allowed, items):
-            heapq.heappush(heap, (-bound, tie, child, found))
+        for child in branches(allowed, items):
+            heapq.heappush(heap, (neg_bound, tie, child, None))
             tie += 1
-        nodes += len(items)
     if incumbent is None:
         if nodes < max_nodes:
             raise Infeasible("no labeled tree satisfies the constraints")
