@@ -89,6 +89,9 @@ REL_UPOS = {
 """The validator's ``check_upos_vs_deprel``: relation -> the UPOS it needs (True) or
 excludes (False)."""
 
+REL_UPOS_RULE = {relation: rule for rule, (relation, _, _) in REL_UPOS.items()}
+"""Relation -> the rel-upos rule that concerns it."""
+
 RULES = ("root", "too-many-subjects", "too-many-objects",
          "leaf-mark-case", "leaf-aux-cop", "leaf-det", "leaf-clf", "leaf-cc", "leaf-fixed",
          "leaf-goeswith", "leaf-punct", "punct-is-nonproj", "punct-causes-nonproj",
@@ -113,6 +116,7 @@ def feats_of(text: str) -> dict:
     return dict(item.split("=", 1) for item in text.split("|") if "=" in item)
 
 
+@lru_cache(maxsize=4096)
 def is_subject(deprel: str) -> bool:
     """Counted by too-many-subjects: ``subj`` in the universal relation, not
     ``[nc]subj:outer``."""
@@ -126,7 +130,12 @@ def _tag(upos: str, feats: dict) -> str:
 def forbidden_by_upos(rel: str, upos: str, feats: dict, rules: frozenset) -> str | None:
     """The rule id that forbids relation ``rel`` (universal part) on a word with these
     tags, or None."""
-    tag = _tag(upos, feats)
+    return _forbidden(rel, _tag(upos, feats), rules)
+
+
+@lru_cache(maxsize=65536)
+def _forbidden(rel: str, tag: str, rules: frozenset) -> str | None:
+    """:func:`forbidden_by_upos` for a word tagged ``tag`` (its ExtPos, else UPOS)."""
     for rule, (relation, pattern, must) in REL_UPOS.items():
         if rule in rules and rel == relation and bool(re.match(pattern, tag)) != must:
             return rule
@@ -189,8 +198,8 @@ def check(sentence: Sentence) -> tuple[Counter, Counter]:
         if rel in LEFT_HEADED:
             relevant[f"right-to-left-{rel}"] += 1
             broken[f"right-to-left-{rel}"] += m < heads[m]
-        for rule, (relation, _, _) in REL_UPOS.items():
-            relevant[rule] += rel == relation
+        if rel in REL_UPOS_RULE:
+            relevant[REL_UPOS_RULE[rel]] += 1
         if _tag(upos[m], feats[m]) == "PUNCT":
             relevant["upos-rel-punct"] += 1
         rule = forbidden_by_upos(rel, upos[m], feats[m], all_rules)
@@ -276,8 +285,8 @@ def learn_rules(sentences: Sequence[Sentence], tolerance: float = TOLERANCE) -> 
 @lru_cache(maxsize=4096)
 def _upos_allows(rels: tuple[str, ...], tag: str, rules: frozenset) -> np.ndarray:
     """``bool (len(rels),)``: the relations a word tagged ``tag`` may take under the
-    rel-upos rules of ``rules`` (:func:`forbidden_by_upos`; read-only, shared)."""
-    allowed = np.array([forbidden_by_upos(rel, tag, {}, rules) is None for rel in rels])
+    rel-upos rules of ``rules`` (:func:`_forbidden`; read-only, shared)."""
+    allowed = np.array([_forbidden(rel, tag, rules) is None for rel in rels])
     allowed.flags.writeable = False
     return allowed
 
