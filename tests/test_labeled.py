@@ -159,7 +159,7 @@ def _first_order_instance(seed: int):
     """A random first-order labeled problem with every kind of constraint, and its
     optimum by brute force (-inf when no labeled tree satisfies it)."""
     rng = np.random.default_rng(100 + seed)
-    n, n_labels = [(3, 3), (4, 2), (4, 3), (5, 2)][seed % 4] if seed < 22 else (4, 2)
+    n, n_labels = [(3, 3), (4, 2), (4, 3), (5, 2)][seed % 4] if seed < 8 else (4, seed % 2 + 2)
     parts = build_parts(n, order="1")
     scores = rng.normal(size=len(parts))
     label_scores, problem = _problem(parts, rng, n_labels, **_constraints(n, n_labels, rng))
