@@ -144,20 +144,16 @@ class AD3Decoder(Decoder):
         (:func:`~decoders.labeled.solve_labeled`: its LP rounded for ``ad3``, branch and
         bound for ``ad3-exact``; :data:`~decoders.labeled.TIME_LIMIT`;
         ``stats["search_gave_up"]``)."""
-        from .labeled import TIME_LIMIT, solve_labeled
-        from .labeled_search import decoder_relaxation, search_labeled
+        from .labeled_search import decoder_relaxation, search_or_program
 
         node = self if self.exact else AD3Decoder(
             single_root=self.single_root, penalty=self.penalty,
             adapt_penalty=self.adapt_penalty, tol=self.tol,
             max_iter=min(self.max_iter, LABELED_ITERATIONS), search=self.search)
-        found = search_labeled(parts, scores, problem, decoder_relaxation(node, parts, scores),
-                               max_nodes=LABELED_NODES)
-        if found is None:
-            found = solve_labeled(parts, scores, problem, single_root=self.single_root,
-                                  relaxed=not self.exact, time_limit=TIME_LIMIT)
-            found.result.stats["search_gave_up"] = True
-        return found
+        return search_or_program(parts, scores, problem,
+                                 decoder_relaxation(node, parts, scores),
+                                 single_root=self.single_root, relaxed=not self.exact,
+                                 max_nodes=LABELED_NODES)
 
     def certificate(self, result: DecodeResult) -> Certificate:
         """``"lp-integral"`` when ``stats["certified"]`` (integral, and the dual value

@@ -452,12 +452,12 @@ def labeled_result(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
     """The :class:`LabeledResult` of the labeled tree ``(heads, labels)``: its value is
     the model's score of the tree plus its labels' offsets."""
     output = parts.from_heads(heads)
-    value = float(scores @ output)
     arcs = parts.arcs
-    row = {(int(h), int(m)): i for i, (h, m) in enumerate(arcs)}
-    for m in range(1, heads.shape[0]):
-        i = row[(int(heads[m]), m)]
-        value += float(problem.offsets[i][problem.labels[i] == labels[m]][0])
+    row_of = np.full((parts.n + 1, parts.n + 1), -1, dtype=np.int64)
+    row_of[arcs[:, 0], arcs[:, 1]] = np.arange(arcs.shape[0])
+    rows = row_of[heads[1:], np.arange(1, heads.shape[0])]
+    slots = np.argmax(problem.labels[rows] == labels[1:, None], axis=1)
+    value = float(scores @ output) + float(problem.offsets[rows, slots].sum())
     return LabeledResult(DecodeResult(output=output, heads=heads, value=value, stats=stats),
                          labels)
 

@@ -50,8 +50,8 @@ import numpy as np
 
 from . import _kernels
 from .base import Decoder
-from .labeled import (Infeasible, LabeledProblem, LabeledResult, labeled_result,
-                      projectivity_violations)
+from .labeled import (TIME_LIMIT, Infeasible, LabeledProblem, LabeledResult,
+                      labeled_result, projectivity_violations, solve_labeled)
 from .parts import Parts, PartType
 
 MAX_NODES = 2000
@@ -82,7 +82,7 @@ def mst_relaxation(parts: Parts, single_root: bool) -> Relaxation:
         heads, status = _kernels.mst_heads(S, single_root)
         if status != _kernels.OK:
             return None
-        return float(S[heads[1:], np.arange(1, n + 1)].sum()), heads, True
+        return _kernels.tree_value(S, heads), heads, True
 
     return relax
 
@@ -220,12 +220,11 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
     start = time.perf_counter()
     arc_scores = scores[parts.block(PartType.ARC)]
     checker = _Checker(parts, problem)
-    offsets = np.where(checker.valid, problem.offsets, -np.inf)
     n = parts.n
     words = np.arange(1, n + 1)
 
     def solve(allowed: np.ndarray):
-        masked = np.where(allowed, offsets, -np.inf)
+        masked = np.where(allowed, problem.offsets, -np.inf)    # allowed: only valid slots
         best = masked.max(axis=1)
         found = relax(arc_scores + best)
         if found is None:
@@ -278,7 +277,7 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
     # bound and no tree, and solved only when it is the best open node (lazily)
     heap = [(-root[0], 0, checker.valid, root[1])]
     incumbent = None
-    nodes, tie = 1, 1
+    nodes, tie, dived = 1, 1, False
     stats = {"fallback": False}
     while heap:
         neg_bound, _, allowed, tree = heapq.heappop(heap)
@@ -286,6 +285,7 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
             if nodes >= max_nodes:
                 # out of nodes: dive from the root for a tree that breaks nothing; this
                 # node's bound (the best open one's) still bounds every tree
+                dived = True
                 for first in DIVES:
                     tree, used = dive(first, max_nodes)
                     nodes += used
@@ -308,10 +308,26 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
             heapq.heappush(heap, (neg_bound, tie, child, None))
             tie += 1
     if incumbent is None:
-        if nodes < max_nodes:
+        if not dived:
             raise Infeasible("no labeled tree satisfies the constraints")
-        return None     # the dive found nothing
+        return None     # the dives found nothing
     bound, tree = incumbent
     stats.update(nodes=nodes, time_search=time.perf_counter() - start,
                  upper_bound=None if tree.exact else bound)
     return labeled_result(parts, scores, problem, tree.heads, tree.labels, stats)
+
+
+def search_or_program(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
+                      relax: Relaxation, *, single_root: bool, relaxed: bool,
+                      max_nodes: int = MAX_NODES) -> LabeledResult:
+    """:func:`search_labeled`, and for a sentence it does not settle, the labeled program
+    of HiGHS (:func:`~decoders.labeled.solve_labeled`, its LP rounded when ``relaxed``,
+    else branch and bound; :data:`~decoders.labeled.TIME_LIMIT`;
+    ``stats["search_gave_up"]``): what the decoders that honor constraints by search
+    (``mst``, ``ad3``, ``ad3-exact``) return from ``decode_labeled``."""
+    found = search_labeled(parts, scores, problem, relax, max_nodes=max_nodes)
+    if found is None:
+        found = solve_labeled(parts, scores, problem, single_root=single_root,
+                              relaxed=relaxed, time_limit=TIME_LIMIT)
+        found.result.stats["search_gave_up"] = True
+    return found

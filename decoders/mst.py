@@ -125,15 +125,11 @@ class MSTDecoder(Decoder):
         (:mod:`decoders.labeled_search`); a sentence that search does not settle within
         its node budget goes to the labeled ILP (:func:`~decoders.labeled.solve_labeled`,
         :data:`~decoders.labeled.TIME_LIMIT`; ``stats["search_gave_up"]``)."""
-        from .labeled import TIME_LIMIT, solve_labeled
-        from .labeled_search import mst_relaxation, search_labeled
+        from .labeled_search import mst_relaxation, search_or_program
 
-        found = search_labeled(parts, scores, problem, mst_relaxation(parts, self.single_root))
-        if found is None:
-            found = solve_labeled(parts, scores, problem, single_root=self.single_root,
-                                  time_limit=TIME_LIMIT)
-            found.result.stats["search_gave_up"] = True
-        return found
+        return search_or_program(parts, scores, problem,
+                                 mst_relaxation(parts, self.single_root),
+                                 single_root=self.single_root, relaxed=False)
 
     def kbest(self, parts: Parts, scores: np.ndarray, k: int) -> list[ScoredTree]:
         """The ``k`` best trees under the ARC block of ``scores``

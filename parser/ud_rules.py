@@ -312,8 +312,9 @@ def label_masks(sentence: Sentence, labels: Sequence[str], arcs: np.ndarray,
         if f"right-to-left-{rel}" in rules:
             allowed[np.ix_(h > m, rel_arr == rel)] = False
     if "rel-upos-fixed" in rules:
-        propn_head = np.array([hh > 0 and _tag(sentence.upos[hh], feats[hh]) == "PROPN"
-                               for hh in h], dtype=bool)
+        propn = np.array([w > 0 and _tag(sentence.upos[w], feats[w]) == "PROPN"
+                          for w in range(n + 1)], dtype=bool)
+        propn_head = propn[h]
         allowed[np.ix_(propn_head, rel_arr == "fixed")] = False
     return allowed
 
@@ -362,9 +363,10 @@ def child_rules(sentence: Sentence, labels: Sequence[str], rules: frozenset,
     rels = tuple(udeprel(label) for label in labels)
     n = len(sentence)
     feats = [feats_of(f) for f in sentence.feats]
-    into: dict[int, set] = {}
-    for a, k in zip(*np.nonzero(candidates >= 0)):
-        into.setdefault(int(arcs[a, 1]), set()).add(int(candidates[a, k]))
+    a, k = np.nonzero(candidates >= 0)
+    into: dict[int, list] = {}
+    for m, label in np.unique(np.stack([arcs[a, 1], candidates[a, k]], axis=1), axis=0):
+        into.setdefault(int(m), []).append(int(label))
     # leaf_allows for every child: the relation's own list, and advmod under any but
     # punct for a negative child
     neg = np.array([c > 0 and negative(sentence.upos[c], feats[c]) for c in range(n + 1)])
@@ -372,7 +374,7 @@ def child_rules(sentence: Sentence, labels: Sequence[str], rules: frozenset,
     out = []
     cache: dict = {}
     for m in range(1, n + 1):
-        for label in sorted(into.get(m, ())):
+        for label in into.get(m, ()):       # in increasing order (np.unique)
             rel = rels[label]
             if rel not in LEAF_RULE or LEAF_RULE[rel] not in rules:
                 continue
