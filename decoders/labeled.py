@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ._labeled_kernels import IS_NONPROJ, projectivity_witnesses
+from ._labeled_kernels import CAUSES_NONPROJ, IS_NONPROJ, projectivity_witnesses
 from .base import DecodeResult
 from .formulation import Formulation, _Rows, build_formulation
 from .lp import INTEGRALITY_TOL

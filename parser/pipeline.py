@@ -434,7 +434,8 @@ class Parser:
         for all_arcs in (False, True):
             try:
                 labeled = self._decode_labeled(sentence, rules, user, decoder, all_arcs, S=S,
-                                               example=None if all_arcs else example)
+                                               example=None if all_arcs else example,
+                                               hint=hint)
                 break
             except Infeasible:
                 if all_arcs:
@@ -488,12 +489,15 @@ class Parser:
     def _decode_labeled(self, sentence: Sentence, rules: frozenset,
                         user: Constraints | None, decoder: Decoder, all_arcs: bool,
                         arcs: np.ndarray | None = None, S: np.ndarray | None = None,
-                        example: Example | None = None) -> LabeledResult:
+                        example: Example | None = None, hint: np.ndarray | None = None
+                        ) -> LabeledResult:
         """One labeled decoding over ``arcs`` (``(k, 2)``) if given, else the model's
         candidate arcs (or all arcs), the user's arc constraints applied to them;
         :class:`Infeasible` if none fits. ``S``: the arc scores of an arc-factored
         model, ``example``: the example of another over its candidate arcs, if already
-        computed (used when no user constraint changes the arcs)."""
+        computed (used when no user constraint changes the arcs); ``hint``: the tree
+        decoded from ``S`` without constraints, if at hand (an arc-factored model's
+        candidates are each word's best heads and that tree's arcs)."""
         n = len(sentence)
         labels = self.model.labels
         seen = self._seen(sentence)
@@ -506,8 +510,9 @@ class Parser:
             if S is None:
                 S, _ = self.model.arc_scores(seen)
             best = np.argsort(-S[:, 1:], axis=0, kind="stable")[:CONSTRAINED_HEADS]
-            tree = make_decoder("mst", self.config.single_root).decode_arcs(S).heads
-            arcs = _arc_rows(np.vstack([best, tree[1:]]))
+            if hint is None:
+                hint = make_decoder("mst", self.config.single_root).decode_arcs(S).heads
+            arcs = _arc_rows(np.vstack([best, hint[1:]]))
             arcs = arcs[np.isfinite(S[arcs[:, 0], arcs[:, 1]])]
         if arcs is None:
             h, m = np.nonzero(~np.eye(n + 1, dtype=bool))
@@ -894,8 +899,10 @@ def _upper_bound(stats: dict) -> float | None:
 def _arc_rows(heads: np.ndarray) -> np.ndarray:
     """The distinct arcs ``(h, m)`` (rows, sorted) of ``heads``, ``(k, n)``: row ``r``
     gives a head to each word ``1..n`` (a tree, or each word's r-th best head)."""
-    words = np.broadcast_to(np.arange(1, heads.shape[1] + 1), heads.shape)
-    return np.unique(np.stack([heads.ravel(), words.ravel()], axis=1), axis=0)
+    n = heads.shape[1]
+    present = np.zeros((n + 1, n + 1), dtype=bool)
+    present[heads, np.arange(1, n + 1)] = True
+    return np.argwhere(present)
 
 
 def _where(sentence: Sentence) -> str:

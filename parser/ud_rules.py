@@ -48,7 +48,8 @@ from typing import Sequence
 import numpy as np
 
 from polyparse.corpora.sentence import Sentence
-from polyparse.decoders.labeled import (ChildRule, Contiguous, projectivity_violations)
+from polyparse.decoders.labeled import (CAUSES_NONPROJ, IS_NONPROJ, ChildRule, Contiguous,
+                                        projectivity_witnesses)
 
 LEAF_CHILDREN = {
     "mark": "advmod obl goeswith fixed reparandum conj cc punct",
@@ -104,6 +105,7 @@ TOLERANCE = 0.001
 training data (0.1%)."""
 
 
+@lru_cache(maxsize=4096)
 def udeprel(deprel: str) -> str:
     """The universal part of a relation: ``nsubj:pass`` -> ``nsubj``."""
     return deprel.split(":", 1)[0]
@@ -152,14 +154,30 @@ def negative(upos: str, feats: dict) -> bool:
     return upos in ("PART", "ADV") and feats.get("Polarity") == "Neg"
 
 
-def leaf_allows(parent_rel: str, parent_feats: dict, child_rel: str, child_upos: str,
-                child_feats: dict) -> bool:
-    """Whether a word labeled ``parent_rel`` (a function relation) may have a child
-    labeled ``child_rel`` (universal parts)."""
-    if parent_rel != "punct" and child_rel == "advmod" and negative(child_upos, child_feats):
+@lru_cache(maxsize=4096)
+def word_tags(upos: str, feats: str) -> tuple[str, bool, bool]:
+    """``(tag, negative, possessive)`` of a word with these UPOS and FEATS columns: its
+    ExtPos (else UPOS), :func:`negative`, ``Poss=Yes``."""
+    parsed = feats_of(feats)
+    return _tag(upos, parsed), negative(upos, parsed), parsed.get("Poss") == "Yes"
+
+
+def _word_columns(sentence: Sentence) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`word_tags` of every word 0..n as three arrays (0, the root: no tag)."""
+    tags = [("", False, False), *map(word_tags, sentence.upos[1:], sentence.feats[1:])]
+    return (np.array([t for t, _, _ in tags]), np.array([g for _, g, _ in tags]),
+            np.array([p for _, _, p in tags]))
+
+
+@lru_cache(maxsize=4096)
+def leaf_allows(parent_rel: str, possessive: bool, child_rel: str,
+                negative_child: bool) -> bool:
+    """Whether a word labeled ``parent_rel`` (a function relation; ``Poss=Yes`` if
+    ``possessive``) may have a child labeled ``child_rel`` (universal parts), the child
+    :func:`negative` or not."""
+    if parent_rel != "punct" and child_rel == "advmod" and negative_child:
         return True
-    if parent_rel == "det" and parent_feats.get("Poss") == "Yes" \
-            and child_rel in ("appos", "acl", "nmod"):
+    if parent_rel == "det" and possessive and child_rel in ("appos", "acl", "nmod"):
         return True
     return child_rel in LEAF_CHILDREN[parent_rel]
 
@@ -169,71 +187,54 @@ def check(sentence: Sentence) -> tuple[Counter, Counter]:
     children; sentences, for ``root``) of ``sentence``'s tree the rule concerns, and how
     many break it. Every word needs a head and a relation."""
     n = len(sentence)
-    heads = sentence.heads
-    rels = [udeprel(d) for d in sentence.deprels]
-    feats = [feats_of(f) for f in sentence.feats]
-    upos = sentence.upos
-    relevant, broken = Counter(), Counter()
-    children = [[] for _ in range(n + 1)]
-    for m in range(1, n + 1):
-        children[heads[m]].append(m)
-    relevant["root"] += 1
-    if any((heads[m] == 0) != (rels[m] == "root") for m in range(1, n + 1)):
-        broken["root"] += 1
-    for h in range(0, n + 1):
-        subjects = sum(is_subject(sentence.deprels[c]) for c in children[h])
-        objects = sum(rels[c] == "obj" for c in children[h])
-        relevant["too-many-subjects"] += subjects > 0
-        broken["too-many-subjects"] += subjects > 1
-        relevant["too-many-objects"] += objects > 0
-        broken["too-many-objects"] += objects > 1
+    heads = np.asarray(sentence.heads, dtype=np.int64)
+    head = heads[1:].tolist()
+    # per word 0..n (0: the root, concerned by nothing)
+    rels = ["", *map(udeprel, sentence.deprels[1:])]
+    rel = np.array(rels)
+    tag, neg, poss = _word_columns(sentence)
+    relevant, broken = Counter(root=1), Counter()
+    broken["root"] += bool(np.any((heads[1:] == 0) != (rel[1:] == "root")))
+    subject = np.array([False, *map(is_subject, sentence.deprels[1:])])
+    for rule, child in (("too-many-subjects", subject), ("too-many-objects", rel == "obj")):
+        count = np.bincount(heads[child], minlength=n + 1)
+        relevant[rule] += int(np.count_nonzero(count))
+        broken[rule] += int(np.count_nonzero(count > 1))
+    relevant.update(LEAF_RULE[r] for r in rels if r in LEAF_RULE)
+    broken.update(LEAF_RULE[rels[h]] for h in {   # function words with a child not allowed
+        h for c, h in enumerate(head, start=1) if rels[h] in LEAF_RULE
+        and not leaf_allows(rels[h], bool(poss[h]), rels[c], bool(neg[c]))})
+    relevant.update(f"right-to-left-{r}" for r in rels if r in LEFT_HEADED)
+    broken.update(f"right-to-left-{r}" for m, (r, h) in enumerate(zip(rels[1:], head), start=1)
+                  if r in LEFT_HEADED and m < h)
+    relevant.update(REL_UPOS_RULE[r] for r in rels if r in REL_UPOS_RULE)
+    relevant["upos-rel-punct"] += int(np.count_nonzero(tag == "PUNCT"))
     all_rules = frozenset(RULES)
-    for m in range(1, n + 1):
-        rel = rels[m]
-        if rel in LEAF_RULE:
-            rule = LEAF_RULE[rel]
-            relevant[rule] += 1
-            broken[rule] += any(not leaf_allows(rel, feats[m], rels[c], upos[c], feats[c])
-                                for c in children[m])
-        if rel in LEFT_HEADED:
-            relevant[f"right-to-left-{rel}"] += 1
-            broken[f"right-to-left-{rel}"] += m < heads[m]
-        if rel in REL_UPOS_RULE:
-            relevant[REL_UPOS_RULE[rel]] += 1
-        if _tag(upos[m], feats[m]) == "PUNCT":
-            relevant["upos-rel-punct"] += 1
-        rule = forbidden_by_upos(rel, upos[m], feats[m], all_rules)
-        if rule is not None:
-            broken[rule] += 1
-        if _tag(upos[m], feats[m]) == "PROPN":
-            relevant["rel-upos-fixed"] += 1
-            if any(rels[c] == "fixed" for c in children[m]) and rule != "rel-upos-fixed":
-                broken["rel-upos-fixed"] += 1
-        for rel_gap, rule in (("goeswith", "goeswith-gap"), ("fixed", "fixed-gap")):
-            group = [c for c in children[m] if rels[c] == rel_gap]
-            if group:
-                relevant[rule] += 1
-                last = max(group)
-                if any(j not in group and not (rel_gap == "fixed" and rels[j] == "punct")
-                       for j in range(m + 1, last)):
-                    broken[rule] += 1
-    is_punct = np.array([m > 0 and rels[m] == "punct" for m in range(n + 1)])
-    relevant["punct-is-nonproj"] += int(is_punct.sum())
-    relevant["punct-causes-nonproj"] += int(is_punct.sum())
-    for rule, p in {(rule, p) for rule, p, _ in _all_violations(heads, is_punct)}:
-        broken[rule] += 1
+    rule = ["", *(_forbidden(r, t, all_rules) for r, t in zip(rels[1:], tag[1:].tolist()))]
+    broken.update(r for r in rule if r)
+    propn = tag == "PROPN"
+    relevant["rel-upos-fixed"] += int(np.count_nonzero(propn))
+    fixed_child = np.zeros(n + 1, dtype=bool)
+    fixed_child[heads[rel == "fixed"]] = True
+    broken["rel-upos-fixed"] += sum(rule[m] != "rel-upos-fixed"
+                                    for m in np.flatnonzero(propn & fixed_child).tolist())
+    for rel_gap, gap_rule in (("goeswith", "goeswith-gap"), ("fixed", "fixed-gap")):
+        member = rel == rel_gap
+        for h in np.unique(heads[member]).tolist():
+            if h == 0:
+                continue
+            relevant[gap_rule] += 1
+            between = np.arange(h + 1, np.flatnonzero(member & (heads == h)).max())
+            held = (member[between] & (heads[between] == h)) | (
+                (rel_gap == "fixed") & (rel[between] == "punct"))
+            broken[gap_rule] += bool(not held.all())
+    is_punct = rel == "punct"
+    relevant["punct-is-nonproj"] += int(np.count_nonzero(is_punct))
+    relevant["punct-causes-nonproj"] += int(np.count_nonzero(is_punct))
+    found = projectivity_witnesses(heads, is_punct)[:, 0]
+    broken["punct-is-nonproj"] += int(np.count_nonzero(found == IS_NONPROJ))
+    broken["punct-causes-nonproj"] += int(np.count_nonzero(found == CAUSES_NONPROJ))
     return relevant, broken
-
-
-def _all_violations(heads: np.ndarray, is_punct: np.ndarray) -> list:
-    """Every (rule, p) of punct-is-nonproj / punct-causes-nonproj, one per punctuation
-    word and rule."""
-    found = []
-    for p in np.flatnonzero(is_punct):
-        only = np.zeros_like(is_punct)
-        only[p] = True
-        found.extend(projectivity_violations(heads, only))
-    return found
 
 
 @dataclass(frozen=True)
@@ -297,11 +298,10 @@ def label_masks(sentence: Sentence, labels: Sequence[str], arcs: np.ndarray,
     under the arc-local ``rules`` (root, right-to-left-*, rel-upos-*, upos-rel-punct,
     rel-upos-fixed)."""
     rels = tuple(udeprel(label) for label in labels)
-    n = len(sentence)
-    feats = [feats_of(f) for f in sentence.feats]
-    by_word = np.ones((n + 1, len(labels)), dtype=bool)
-    for m in range(1, n + 1):
-        by_word[m] = _upos_allows(rels, _tag(sentence.upos[m], feats[m]), rules)
+    tag, _, _ = _word_columns(sentence)
+    by_word = np.ones((len(sentence) + 1, len(labels)), dtype=bool)
+    for m, word_tag in enumerate(tag[1:].tolist(), start=1):
+        by_word[m] = _upos_allows(rels, word_tag, rules)
     allowed = by_word[arcs[:, 1]].copy()
     h, m = arcs[:, 0], arcs[:, 1]
     rel_arr = np.array(rels)
@@ -312,10 +312,7 @@ def label_masks(sentence: Sentence, labels: Sequence[str], arcs: np.ndarray,
         if f"right-to-left-{rel}" in rules:
             allowed[np.ix_(h > m, rel_arr == rel)] = False
     if "rel-upos-fixed" in rules:
-        propn = np.array([w > 0 and _tag(sentence.upos[w], feats[w]) == "PROPN"
-                          for w in range(n + 1)], dtype=bool)
-        propn_head = propn[h]
-        allowed[np.ix_(propn_head, rel_arr == "fixed")] = False
+        allowed[np.ix_(tag[h] == "PROPN", rel_arr == "fixed")] = False
     return allowed
 
 
@@ -350,8 +347,7 @@ def _leaf_children(rels: tuple[str, ...], parent_rel: str, possessive: bool) -> 
     """``bool (len(rels),)``: the child relations :func:`leaf_allows` lets a word labeled
     ``parent_rel`` (with ``Poss=Yes`` if ``possessive``) have, but for the negative
     ``advmod`` exception, which depends on the child (read-only, shared)."""
-    allowed = np.array([leaf_allows(parent_rel, {"Poss": "Yes"} if possessive else {},
-                                    rel, "_", {}) for rel in rels])
+    allowed = np.array([leaf_allows(parent_rel, possessive, rel, False) for rel in rels])
     allowed.flags.writeable = False
     return allowed
 
@@ -361,27 +357,23 @@ def child_rules(sentence: Sentence, labels: Sequence[str], rules: frozenset,
     """The leaf-* rules of ``rules`` as :class:`~decoders.labeled.ChildRule` s: one per
     word m and function label that some candidate arc into m has."""
     rels = tuple(udeprel(label) for label in labels)
-    n = len(sentence)
-    feats = [feats_of(f) for f in sentence.feats]
+    _, neg, poss = _word_columns(sentence)
+    function = np.array([rel in LEAF_RULE and LEAF_RULE[rel] in rules for rel in rels])
     a, k = np.nonzero(candidates >= 0)
-    into: dict[int, list] = {}
-    for m, label in np.unique(np.stack([arcs[a, 1], candidates[a, k]], axis=1), axis=0):
-        into.setdefault(int(m), []).append(int(label))
+    label = candidates[a, k]
+    keep = function[label]
+    present = np.zeros((len(sentence) + 1, len(labels)), dtype=bool)
+    present[arcs[a[keep], 1], label[keep]] = True
     # leaf_allows for every child: the relation's own list, and advmod under any but
     # punct for a negative child
-    neg = np.array([c > 0 and negative(sentence.upos[c], feats[c]) for c in range(n + 1)])
     advmod = np.array([rel == "advmod" for rel in rels])
     out = []
     cache: dict = {}
-    for m in range(1, n + 1):
-        for label in into.get(m, ()):       # in increasing order (np.unique)
-            rel = rels[label]
-            if rel not in LEAF_RULE or LEAF_RULE[rel] not in rules:
-                continue
-            key = (rel, feats[m].get("Poss") == "Yes")
-            if key not in cache:
-                own = _leaf_children(rels, *key)
-                cache[key] = own[None, :] | (neg[:, None] & advmod[None, :]
-                                             & (rel != "punct"))
-            out.append(ChildRule(m, label, cache[key]))
+    for m, label in np.argwhere(present).tolist():     # by word, then label id
+        rel = rels[label]
+        key = (rel, bool(poss[m]))
+        if key not in cache:
+            own = _leaf_children(rels, *key)
+            cache[key] = own[None, :] | (neg[:, None] & advmod[None, :] & (rel != "punct"))
+        out.append(ChildRule(m, label, cache[key]))
     return tuple(out)
