@@ -129,23 +129,18 @@ def _tag(upos: str, feats: dict) -> str:
     return feats.get("ExtPos") or upos
 
 
-def forbidden_by_upos(rel: str, upos: str, feats: dict, rules: frozenset) -> str | None:
-    """The rule id that forbids relation ``rel`` (universal part) on a word with these
-    tags, or None."""
-    return _forbidden(rel, _tag(upos, feats), rules)
-
-
 @lru_cache(maxsize=65536)
-def _forbidden(rel: str, tag: str, rules: frozenset) -> str | None:
-    """:func:`forbidden_by_upos` for a word tagged ``tag`` (its ExtPos, else UPOS)."""
-    for rule, (relation, pattern, must) in REL_UPOS.items():
-        if rule in rules and rel == relation and bool(re.match(pattern, tag)) != must:
-            return rule
-    if "upos-rel-punct" in rules and tag == "PUNCT" and rel not in ("punct", "root"):
-        return "upos-rel-punct"
-    if "rel-upos-fixed" in rules and tag == "PROPN" and rel == "fixed":
-        return "rel-upos-fixed"
-    return None
+def upos_rules_broken(rel: str, tag: str) -> tuple[str, ...]:
+    """The rule ids (rel-upos-*, upos-rel-punct, rel-upos-fixed) that relation ``rel``
+    (universal part) breaks on a word tagged ``tag`` (its ExtPos, else UPOS); the
+    validator reports each of them."""
+    broken = [rule for rule, (relation, pattern, must) in REL_UPOS.items()
+              if rel == relation and bool(re.match(pattern, tag)) != must]
+    if tag == "PUNCT" and rel not in ("punct", "root"):
+        broken.append("upos-rel-punct")
+    if tag == "PROPN" and rel == "fixed":
+        broken.append("rel-upos-fixed")
+    return tuple(broken)
 
 
 def negative(upos: str, feats: dict) -> bool:
@@ -209,14 +204,13 @@ def check(sentence: Sentence) -> tuple[Counter, Counter]:
                   if r in LEFT_HEADED and m < h)
     relevant.update(REL_UPOS_RULE[r] for r in rels if r in REL_UPOS_RULE)
     relevant["upos-rel-punct"] += int(np.count_nonzero(tag == "PUNCT"))
-    all_rules = frozenset(RULES)
-    rule = ["", *(_forbidden(r, t, all_rules) for r, t in zip(rels[1:], tag[1:].tolist()))]
-    broken.update(r for r in rule if r)
+    rule = ["", *map(upos_rules_broken, rels[1:], tag[1:].tolist())]
+    broken.update(r for word in rule for r in word)
     propn = tag == "PROPN"
     relevant["rel-upos-fixed"] += int(np.count_nonzero(propn))
     fixed_child = np.zeros(n + 1, dtype=bool)
     fixed_child[heads[rel == "fixed"]] = True
-    broken["rel-upos-fixed"] += sum(rule[m] != "rel-upos-fixed"
+    broken["rel-upos-fixed"] += sum("rel-upos-fixed" not in rule[m]
                                     for m in np.flatnonzero(propn & fixed_child).tolist())
     for rel_gap, gap_rule in (("goeswith", "goeswith-gap"), ("fixed", "fixed-gap")):
         member = rel == rel_gap
@@ -286,8 +280,8 @@ def learn_rules(sentences: Sequence[Sentence], tolerance: float = TOLERANCE) -> 
 @lru_cache(maxsize=4096)
 def _upos_allows(rels: tuple[str, ...], tag: str, rules: frozenset) -> np.ndarray:
     """``bool (len(rels),)``: the relations a word tagged ``tag`` may take under the
-    rel-upos rules of ``rules`` (:func:`_forbidden`; read-only, shared)."""
-    allowed = np.array([_forbidden(rel, tag, rules) is None for rel in rels])
+    rel-upos rules of ``rules`` (:func:`upos_rules_broken`; read-only, shared)."""
+    allowed = np.array([rules.isdisjoint(upos_rules_broken(rel, tag)) for rel in rels])
     allowed.flags.writeable = False
     return allowed
 

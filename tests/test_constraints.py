@@ -359,6 +359,55 @@ def _validator_errors(path) -> Counter:
     return found
 
 
+def _perturbed(sentences, rng):
+    """Each tree with two words moved under other words (no cycle, the root kept) and
+    two non-root words relabeled with relations of the treebank."""
+    labels = sorted({d for s in sentences for d in s.deprels[1:]} - {"root"})
+    out = []
+    for s in sentences:
+        n = len(s)
+        heads, deprels = s.heads.copy(), list(s.deprels)
+        for m in rng.integers(1, n + 1, size=2):
+            h = int(rng.integers(1, n + 1))
+            up = h
+            while up not in (0, m):
+                up = heads[up]
+            if heads[m] != 0 and up == 0:
+                heads[m] = h
+        for m in rng.integers(1, n + 1, size=2):
+            if heads[m] != 0:
+                deprels[m] = labels[rng.integers(len(labels))]
+        out.append(s.with_tree(heads, deprels))
+    return out
+
+
+@pytest.mark.realdata
+@pytest.mark.skipif(shutil.which("udvalidate") is None, reason="udvalidate not installed")
+def test_check_finds_what_udvalidate_finds(tmp_path):
+    """Per sentence, the rule ids :func:`check` finds broken are those UD's validator
+    reports, on real trees with words moved and relabeled at random."""
+    import itertools
+    from polyparse.corpora.conllu_io import read_conllu
+
+    sentences = [s for s in itertools.islice(read_conllu(ud_file("en_ewt")), 200)
+                 if len(s) > 2]
+    trees = _perturbed(sentences, np.random.default_rng(1))
+    path = tmp_path / "perturbed.conllu"
+    path.write_text("".join(s.to_text() for s in trees))
+    run = subprocess.run(["udvalidate", "--lang", "en", "--level", "3",
+                          "--max-err", "0", str(path)],
+                         capture_output=True, text=True, timeout=120)
+    reported = {s.sent_id: set() for s in trees}
+    for sent_id, rule in re.findall(r"Sent ([^\]]+)\]: \[L\d \w+ ([\w-]+)\]",
+                                    run.stdout + run.stderr):
+        if VALIDATOR_IDS.get(rule, rule) in RULES:
+            reported[sent_id].add(VALIDATOR_IDS.get(rule, rule))
+    found = {s.sent_id: {rule for rule, count in check(s)[1].items() if count}
+             for s in trees}
+    assert sum(map(len, reported.values())) > 100
+    assert found == reported
+
+
 @pytest.mark.realdata
 @pytest.mark.skipif(shutil.which("udvalidate") is None, reason="udvalidate not installed")
 def test_udvalidate_on_real_sample(parser, tmp_path):
