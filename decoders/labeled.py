@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ._labeled_kernels import CAUSES_NONPROJ, IS_NONPROJ, projectivity_witnesses
+from ._labeled_kernels import IS_NONPROJ, projectivity_witnesses
 from .base import DecodeResult
 from .formulation import Formulation, _Rows, build_formulation
 from .lp import INTEGRALITY_TOL
@@ -282,10 +282,18 @@ def projectivity_violations(heads: np.ndarray, is_projective_label: np.ndarray
     (found by :func:`decoders._labeled_kernels.projectivity_witnesses`).
 
     Returns ``(rule id, p, witness arcs)``: every tree that holds p's labeled arc and the
-    witness arcs (h, m) breaks the rule the same way (the cut of the module docstring):
-    for is-nonproj, the path from the word in the gap to the root (it avoids p's head);
-    for causes-nonproj, the path from p's head to the root and the crossing arc (whose
-    head is not on it).
+    witness arcs (h, m) breaks punct-is-nonproj or punct-causes-nonproj at p (the cut of
+    the module docstring). Where the tree has one, the witness is a single arc that
+    crosses p's arc (p -> head): then with u the word of that arc inside the span of the
+    other, either p's head does not dominate u (is-nonproj) or it does and the crossing
+    arc's head, not an ancestor of p, spans p (causes-nonproj):
+
+    * is-nonproj, j in the gap not dominated by p's head: u, j's highest ancestor inside
+      the gap, hangs from x outside p's span; when x lies beyond p, the arc x -> u;
+      otherwise the path from u to the root (it avoids p's head);
+    * causes-nonproj, the arc x' -> x over p with x' not an ancestor of p: when p's head
+      lies outside that arc's span, the arc alone; otherwise the path from p's head to
+      the root and that arc (whose head is not on the path).
     """
     heads = np.asarray(heads, dtype=np.int64)
 
@@ -299,11 +307,22 @@ def projectivity_violations(heads: np.ndarray, is_projective_label: np.ndarray
     out = []
     for rule, p, j, x in projectivity_witnesses(heads, np.asarray(is_projective_label,
                                                                   dtype=np.bool_)):
+        p = int(p)
+        pid = int(heads[p])
+        lo, hi = min(p, pid), max(p, pid)
         if rule == IS_NONPROJ:
-            out.append(("punct-is-nonproj", int(p), chain(int(j))))
+            u = int(j)
+            while lo < heads[u] < hi:
+                u = int(heads[u])
+            beyond_p = (heads[u] > hi) == (p == hi)
+            out.append(("punct-is-nonproj", p,
+                        [(int(heads[u]), u)] if beyond_p else chain(u)))
         else:
-            out.append(("punct-causes-nonproj", int(p),
-                        chain(int(p))[1:] + [(int(heads[x]), int(x))]))
+            x = int(x)
+            crossing = (int(heads[x]), x)
+            outside = not min(crossing) <= pid <= max(crossing)
+            out.append(("punct-causes-nonproj", p,
+                        [crossing] if outside else chain(p)[1:] + [crossing]))
     return out
 
 

@@ -144,7 +144,16 @@ class _Checker:
         self.member = [np.isin(problem.labels, s) & self.valid for s in problem.at_most_one]
         self.rule_m = np.array([r.m for r in problem.child_rules], dtype=np.int64)
         self.rule_label = np.array([r.label for r in problem.child_rules], dtype=np.int64)
+        # the child rules' allowed (child, label) tables stacked; a word holds at most one
+        # active rule (one per word and label)
+        self.rule_allowed = (np.stack([r.allowed for r in problem.child_rules])
+                             if problem.child_rules else None)
         self.is_projective = np.isin(problem.labels, problem.projective) & self.valid
+        # by label id; the last entry, False, for the root's label -1
+        self.projective_label = np.zeros(max(problem.labels.max(initial=-1),
+                                             problem.projective.max(initial=-1)) + 2,
+                                         dtype=bool)
+        self.projective_label[problem.projective] = True
 
     def _arc_item(self, h: int, m: int, slots: np.ndarray | None = None) -> np.ndarray:
         """Arc h -> m with any of ``slots`` (bool (K,); every candidate label if None)."""
@@ -167,16 +176,20 @@ class _Checker:
                     return [self._arc_item(int(heads[m]), int(m), member[rows[m]])
                             for m in two]
         if self.rule_m.size:
-            for i in np.flatnonzero(labels[self.rule_m] == self.rule_label):
+            active = np.full(self.n + 1, -1, dtype=np.int64)     # each word's active rule
+            on = np.flatnonzero(labels[self.rule_m] == self.rule_label)
+            active[self.rule_m[on]] = on
+            rule_of = active[heads[1:]]
+            under = words[rule_of >= 0]
+            bad = under[~self.rule_allowed[rule_of[under - 1], under, labels[under]]]
+            if bad.size:    # the first rule broken (by index), its first child
+                i = int(active[heads[bad]].min())
                 rule = self.problem.child_rules[i]
-                children = np.flatnonzero(heads == rule.m)
-                bad = children[~rule.allowed[children, labels[children]]]
-                if bad.size:
-                    c = int(bad[0])
-                    labelled = self.into[rule.m][:, None] & (self.problem.labels == rule.label)
-                    not_allowed = self.valid[rows[c]] & ~rule.allowed[
-                        c, np.maximum(self.problem.labels[rows[c]], 0)]
-                    return [labelled, self._arc_item(rule.m, c, not_allowed)]
+                c = int(bad[heads[bad] == rule.m][0])
+                labelled = self.into[rule.m][:, None] & (self.problem.labels == rule.label)
+                not_allowed = self.valid[rows[c]] & ~rule.allowed[
+                    c, np.maximum(self.problem.labels[rows[c]], 0)]
+                return [labelled, self._arc_item(rule.m, c, not_allowed)]
         for rule in self.problem.contiguous:
             also = np.asarray(rule.also, dtype=np.int64)
             for c in np.flatnonzero(labels == rule.label):
@@ -193,8 +206,7 @@ class _Checker:
                         return [self._arc_item(h, int(c), self.problem.labels[rows[c]]
                                                == rule.label), outside]
         if self.problem.projective.size:
-            found = projectivity_violations(heads, np.isin(labels, self.problem.projective)
-                                            & (np.arange(labels.size) > 0))
+            found = projectivity_violations(heads, self.projective_label[labels])
             if found:
                 _, p, path = min(found, key=lambda violation: len(violation[2]))
                 own = self._arc_item(int(heads[p]), p, self.is_projective[rows[p]])

@@ -48,8 +48,7 @@ from typing import Sequence
 import numpy as np
 
 from polyparse.corpora.sentence import Sentence
-from polyparse.decoders.labeled import (CAUSES_NONPROJ, IS_NONPROJ, ChildRule, Contiguous,
-                                        projectivity_witnesses)
+from polyparse.decoders.labeled import ChildRule, Contiguous, projectivity_violations
 
 LEAF_CHILDREN = {
     "mark": "advmod obl goeswith fixed reparandum conj cc punct",
@@ -225,9 +224,7 @@ def check(sentence: Sentence) -> tuple[Counter, Counter]:
     is_punct = rel == "punct"
     relevant["punct-is-nonproj"] += int(np.count_nonzero(is_punct))
     relevant["punct-causes-nonproj"] += int(np.count_nonzero(is_punct))
-    found = projectivity_witnesses(heads, is_punct)[:, 0]
-    broken["punct-is-nonproj"] += int(np.count_nonzero(found == IS_NONPROJ))
-    broken["punct-causes-nonproj"] += int(np.count_nonzero(found == CAUSES_NONPROJ))
+    broken.update(rule for rule, _, _ in projectivity_violations(heads, is_punct))
     return relevant, broken
 
 
