@@ -122,14 +122,19 @@ class MSTDecoder(Decoder):
     def decode_labeled(self, parts: Parts, scores: np.ndarray, problem):
         """Exact labeled decoding under the ARC block of ``scores``: branch and bound on
         the constraints with the maximum spanning tree as its bound
-        (:mod:`decoders.labeled_search`); a sentence that search does not settle within
-        its node budget goes to the labeled ILP (:func:`~decoders.labeled.solve_labeled`,
+        (:mod:`decoders.labeled_search`). Out of nodes, the best projective tree that
+        satisfies the constraints (the same search over Eisner's trees) with the best
+        open bound (``stats["fallback"]``); a sentence neither settles goes to the
+        labeled ILP (:func:`~decoders.labeled.solve_labeled`,
         :data:`~decoders.labeled.TIME_LIMIT`; ``stats["search_gave_up"]``)."""
-        from .labeled_search import mst_relaxation, search_or_program
+        from .labeled_search import (mst_relaxation, projective_restriction,
+                                     search_or_program)
 
         return search_or_program(parts, scores, problem,
                                  mst_relaxation(parts, self.single_root),
-                                 single_root=self.single_root, relaxed=False)
+                                 single_root=self.single_root, relaxed=False,
+                                 restriction=projective_restriction(parts,
+                                                                    self.single_root))
 
     def kbest(self, parts: Parts, scores: np.ndarray, k: int) -> list[ScoredTree]:
         """The ``k`` best trees under the ARC block of ``scores``

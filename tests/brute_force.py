@@ -34,3 +34,26 @@ def tree_scores(scores: np.ndarray, trees: np.ndarray) -> np.ndarray:
     """Arc-factored score of each tree under ``scores[h, m]``."""
     n = trees.shape[1] - 1
     return scores[trees[:, 1:], np.arange(1, n + 1)].sum(axis=1)
+
+
+@lru_cache(maxsize=None)
+def projective_trees(n: int, single_root: bool) -> np.ndarray:
+    """The trees of ``all_trees`` in which every word between h and m descends from h.
+
+    The root is word 0 of the sentence, so an arc crossing a root arc is caught too.
+    """
+    trees = all_trees(n, single_root)
+    # ancestor[t, i, j]: i is an ancestor of j (or i == j) in tree t.
+    ancestor = np.zeros((trees.shape[0], n + 1, n + 1), dtype=bool)
+    rows = np.arange(trees.shape[0])[:, None]
+    node = np.tile(np.arange(n + 1), (trees.shape[0], 1))
+    for _ in range(n + 1):
+        ancestor[rows, node, np.arange(n + 1)] = True
+        node = np.where(node > 0, trees[rows, node], 0)
+    projective = np.ones(trees.shape[0], dtype=bool)
+    for m in range(1, n + 1):
+        h = trees[:, m]
+        for k in range(1, n + 1):
+            between = (np.minimum(h, m) < k) & (k < np.maximum(h, m))
+            projective &= ~between | ancestor[np.arange(trees.shape[0]), h, k]
+    return trees[projective]

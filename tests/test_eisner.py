@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 
 import numpy as np
 import pytest
 
-from brute_force import all_trees, tree_scores
+from brute_force import projective_trees, tree_scores
 from polyparse.decoders import DECODERS, arc_parts
 from polyparse.decoders import _kernels
 from polyparse.decoders.eisner import eisner
@@ -19,29 +18,6 @@ N_MATRICES = {1: 5, 2: 30, 3: 30, 4: 30, 5: 25, 6: 12, 7: 4}
 def as_python(kernel):
     """The plain-Python function of a numba kernel (itself under NUMBA_DISABLE_JIT=1)."""
     return getattr(kernel, "py_func", kernel)
-
-
-@lru_cache(maxsize=None)
-def projective_trees(n: int, single_root: bool) -> np.ndarray:
-    """The trees of ``all_trees`` in which every word between h and m descends from h.
-
-    The root is word 0 of the sentence, so an arc crossing a root arc is caught too.
-    """
-    trees = all_trees(n, single_root)
-    # ancestor[t, i, j]: i is an ancestor of j (or i == j) in tree t.
-    ancestor = np.zeros((trees.shape[0], n + 1, n + 1), dtype=bool)
-    rows = np.arange(trees.shape[0])[:, None]
-    node = np.tile(np.arange(n + 1), (trees.shape[0], 1))
-    for _ in range(n + 1):
-        ancestor[rows, node, np.arange(n + 1)] = True
-        node = np.where(node > 0, trees[rows, node], 0)
-    projective = np.ones(trees.shape[0], dtype=bool)
-    for m in range(1, n + 1):
-        h = trees[:, m]
-        for k in range(1, n + 1):
-            between = (np.minimum(h, m) < k) & (k < np.maximum(h, m))
-            projective &= ~between | ancestor[np.arange(trees.shape[0]), h, k]
-    return trees[projective]
 
 
 def eisner_value_twin(S: np.ndarray, single_root: bool) -> float:

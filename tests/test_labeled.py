@@ -12,7 +12,7 @@ from polyparse.decoders.higher_order import build_parts
 from polyparse.decoders.labeled import (ChildRule, Contiguous, Infeasible, LabeledProblem,
                                         best_labels, projectivity_violations, solve_labeled)
 
-from brute_force import all_trees
+from brute_force import all_trees, projective_trees
 
 pytestmark = pytest.mark.ilp
 
@@ -24,13 +24,14 @@ def _problem(parts, rng, n_labels, **constraints) -> tuple[np.ndarray, LabeledPr
     return label_scores, LabeledProblem(base.labels, base.offsets, **constraints)
 
 
-def _brute(parts, scores, label_scores, problem, single_root=True):
-    """Best (value, heads, labels) over all labeled trees satisfying ``problem``."""
+def _brute(parts, scores, label_scores, problem, single_root=True, projective=False):
+    """Best (value, heads, labels) over all labeled trees (all projective ones if
+    ``projective``) satisfying ``problem``."""
     n = parts.n
     row = {(int(h), int(m)): i for i, (h, m) in enumerate(parts.arcs)}
     best = (-np.inf, None, None)
     top = label_scores.max(axis=1)
-    for heads in all_trees(n, single_root):
+    for heads in (projective_trees if projective else all_trees)(n, single_root):
         if any((int(heads[m]), m) not in row for m in range(1, n + 1)):
             continue
         base = float(scores @ parts.from_heads(heads))
@@ -200,6 +201,34 @@ def test_mst_search_gives_up_to_the_ilp(monkeypatch):
     assert got.result.stats["search_gave_up"]
     assert got.result.value == pytest.approx(value, abs=1e-6)
     assert _feasible(got.result.heads, got.labels, problem)
+
+
+def test_out_of_nodes_the_mst_search_takes_the_best_projective_tree():
+    """Out of nodes, the first-order search takes the best projective labeled tree that
+    satisfies the constraints (brute force over projective trees) when the search over
+    projective trees ends within its nodes, with an upper bound on the best of all
+    trees."""
+    from polyparse.decoders.labeled_search import (mst_relaxation, projective_restriction,
+                                                   search_labeled)
+
+    restricted = 0
+    for seed in range(10):
+        rng = np.random.default_rng(300 + seed)
+        parts = build_parts(4, order="1")
+        scores = rng.normal(size=len(parts))
+        label_scores, problem = _problem(parts, rng, 2, **_constraints(4, 2, rng))
+        got = search_labeled(parts, scores, problem, mst_relaxation(parts, True),
+                             max_nodes=3, restriction=projective_restriction(parts, True))
+        if got is None or not got.result.stats["fallback"]:
+            continue
+        assert _feasible(got.result.heads, got.labels, problem)
+        value = _brute(parts, scores, label_scores, problem)[0]
+        assert value - 1e-9 <= got.result.stats["upper_bound"]
+        if got.result.stats["fallback_stage"] == "restriction":
+            restricted += 1
+            assert got.result.value == pytest.approx(
+                _brute(parts, scores, label_scores, problem, projective=True)[0], abs=1e-9)
+    assert restricted >= 3
 
 
 @pytest.mark.parametrize("seed", [4, 5, 6])
