@@ -54,9 +54,12 @@ from .labeled import (TIME_LIMIT, Infeasible, LabeledProblem, LabeledResult,
                       labeled_result, projectivity_violations, solve_labeled)
 from .parts import Parts, PartType
 
-MAX_NODES = 2000
-"""Relaxations :func:`search_labeled` solves before it dives to a feasible tree (and
-each of its :data:`DIVES` may solve)."""
+MAX_NODES = 1000
+"""Relaxations :func:`search_labeled` solves before it searches its restriction (or
+dives) for a feasible tree (and that search, or each of its :data:`DIVES`, may solve).
+On 669 sentences whose tree broke a UD rule (300 dev sentences of each of seven
+treebanks, order-1 models of at most 800 sentences), one needed 543 nodes, one more
+than 2,000 (its projective fallback was the optimum), the rest at most 149."""
 
 DIVES = ("branch", "bound")
 """The dives tried in turn when the search is out of nodes and has no restriction, or

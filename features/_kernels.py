@@ -431,7 +431,7 @@ def _features(ids, rows, table, salt, bits, valency):
 
 
 @njit(cache=True, nogil=True)
-def arc_scores(ids, table, salt, bits, W):
+def arc_scores(ids, table, salt, bits, W, every):
     """Scores of every arc ``(h, m)``, features hashed and weighed in one pass.
 
     ``scores[h, m] = max_l sum_f W[f, l]`` over the features f of arc (h, m) (those of
@@ -465,6 +465,9 @@ def arc_scores(ids, table, salt, bits, W):
         As in :func:`part_features`.
     W : float64 (2**bits, L)
         Weights of each feature for each of L outputs.
+    every : float64 (n + 1, n + 1, L), or of size 0
+        Receives the sum of every output for every arc (``every[h, m, l]``), when not
+        empty; entries of non-arcs are left as they are.
 
     Returns
     -------
@@ -614,6 +617,8 @@ def arc_scores(ids, table, salt, bits, W):
                         best = j
                 scores[h, m] = acc[best]
                 labels[h, m] = best
+                if every.size:
+                    every[h, m] = acc
                 # word m is between h and the next modifier of this sweep
                 for t in range(n_templates):
                     if bfield[t] >= 0:

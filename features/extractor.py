@@ -217,14 +217,16 @@ class FeatureExtractor:
                                      np.asarray(weights, dtype=np.float64).reshape(-1, 1))
         return scores
 
-    def best_label_scores(self, encoded: EncodedSentence, label_weights: np.ndarray
-                          ) -> tuple[np.ndarray, np.ndarray]:
+    def best_label_scores(self, encoded: EncodedSentence, label_weights: np.ndarray,
+                          every: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(scores, labels)``, both ``(n + 1, n + 1)``: for every arc the best label id
         under ``label_features(encoded, arcs) @ label_weights`` and its score, computed
-        without the feature rows of the ``n^2`` arcs."""
+        without the feature rows of the ``n^2`` arcs; ``every`` (``float64 (n + 1, n + 1,
+        n_labels)``), if given, receives the score of every label of every arc."""
         return LABEL_TEMPLATES.arc_scores(encoded.ids, self.config.templates,
                                           self.config.label_bits,
-                                          np.ascontiguousarray(label_weights, dtype=np.float64))
+                                          np.ascontiguousarray(label_weights, dtype=np.float64),
+                                          every)
 
     def to_json(self) -> dict:
         """``{"config": ..., "vocab": ...}``: plain JSON, no pickle."""

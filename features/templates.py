@@ -223,10 +223,13 @@ class PartTemplates:
         return self.kernel(ids, rows, self.tables[template_set], self.salt, bits)
 
     def arc_scores(self, ids: np.ndarray, template_set: str, bits: int,
-                   weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                   weights: np.ndarray, every: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
         """``(scores, labels)`` of every arc of the sentence under ``weights``
-        (``(2**bits, L)``), without feature rows: :func:`features._kernels.arc_scores`."""
-        return K.arc_scores(ids, self.tables[template_set], self.salt, bits, weights)
+        (``(2**bits, L)``), without feature rows: :func:`features._kernels.arc_scores`;
+        ``every`` (``(n + 1, n + 1, L)``), if given, receives each output of each arc."""
+        return K.arc_scores(ids, self.tables[template_set], self.salt, bits, weights,
+                            np.zeros((0, 0, 0)) if every is None else every)
 
 
 def with_direction(specs: list[str]) -> tuple[str, ...]:

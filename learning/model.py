@@ -162,12 +162,15 @@ class LinearModel:
         all its scores."""
         return str(self.part_options.get("order", "1")) == "1"
 
-    def arc_scores(self, sentence: Sentence, v: np.ndarray | None = None
+    def arc_scores(self, sentence: Sentence, v: np.ndarray | None = None,
+                   label_scores: np.ndarray | None = None
                    ) -> tuple[np.ndarray, np.ndarray]:
         """``(S, labels)``, both ``(n + 1, n + 1)``: ``S[h, m]`` the score of arc h -> m
         with its best label folded in (as :meth:`scores` does for an ARC row), ``-inf``
         for what is not a candidate arc (the diagonal, column 0, pruned arcs), and
-        ``labels[h, m]`` that label's id.
+        ``labels[h, m]`` that label's id. ``label_scores`` (``float64 (n + 1, n + 1,
+        n_labels)``), if given, receives every label's score of every arc (what
+        :meth:`label_scores` gives for them) from the same pass.
 
         The features of the ``n^2`` arcs are hashed and weighed in one pass and never
         stored (:meth:`FeatureExtractor.arc_scores`): memory O(n^2), time O(n^2) times
@@ -182,12 +185,13 @@ class LinearModel:
         label_matrix = v[self.part_dim:].reshape(self.label_dim, len(self.labels))
         if len(sentence) < THREADED_WORDS:
             S = self.extractor.arc_scores(encoded, v[:self.part_dim])
-            best, labels = self.extractor.best_label_scores(encoded, label_matrix)
+            best, labels = self.extractor.best_label_scores(encoded, label_matrix,
+                                                            label_scores)
         else:       # two GIL-free kernels of about the same cost, side by side
             with ThreadPoolExecutor(1) as pool:
                 with stops_to_main_thread():
                     label_job = pool.submit(self.extractor.best_label_scores, encoded,
-                                            label_matrix)
+                                            label_matrix, label_scores)
                 S = self.extractor.arc_scores(encoded, v[:self.part_dim])
                 best, labels = label_job.result()
         S += best

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -318,30 +318,31 @@ class Parser:
             return Analysis(sentence, Certificate("exact", 0.0), nothing, nothing)
         seen = self._seen(sentence)
         user = constraints is not None and constraints.applies(sentence)
-        plain = hint = S = example = None
+        plain = found = None
         if not user:
-            plain = self._plain(seen, confidence)
-            hint, S, example = plain[0].heads, plain[2], plain[3]
-            if self._rules_apply(sentence):
+            rules = self._rules_apply(sentence)
+            plain = found = self._plain(seen, confidence, every_label=rules)
+            if rules:
                 # the unconstrained optimum is the constrained one when it breaks no rule
-                broken = check(self._labelled(sentence, plain[0].heads, plain[1]))[1]
+                broken = check(self._labelled(sentence, plain.result.heads,
+                                              plain.label_ids))[1]
                 if any(broken[rule] for rule in self.ud_rules.rules):
                     plain = None
                 else:
                     self.constrained["rules_held"] += 1
         if plain is None:
-            labeled, certificate = self.decode_constrained(sentence, constraints, hint, S,
-                                                           example)
+            labeled, certificate = self.decode_constrained(sentence, constraints, found)
             self.decodings.add(certificate)
             label_ids = labeled.labels[1:]
             heads = labeled.result.heads
             parsed = self._labelled(sentence, heads, label_ids)
             if constraints is not None and constraints.keep_given:
                 parsed = _unknown_given_labels(parsed, sentence, self.model.labels)
+            S = None if found is None else found.S
             if confidence is not None and S is None:
                 S = head_model(self.model).arc_scores(seen)[0]
             return self._analysis(parsed, certificate, seen, heads, label_ids, S, confidence)
-        result, label_ids, S, _ = plain
+        result, label_ids, S = plain.result, plain.label_ids, plain.S
         heads = result.heads
         certificate = self.decoder.certificate(result)
         self.decodings.add(certificate)
@@ -363,25 +364,26 @@ class Parser:
                         np.concatenate([[np.nan], label_probabilities(
                             label_scores, label_ids, confidence.label)]))
 
-    def _plain(self, seen: Sentence, confidence: Temperatures | None
-               ) -> tuple[DecodeResult, np.ndarray, np.ndarray | None, Example | None]:
-        """Decode ``seen`` without constraints, each arc with its best label: the
-        result, each word's label id, the arc scores (an arc-factored model's; else the
-        pruner's for confidence, or None) and the example decoded (None when arc
-        factored)."""
+    def _plain(self, seen: Sentence, confidence: Temperatures | None,
+               every_label: bool = False) -> "_Plain":
+        """Decode ``seen`` without constraints, each arc with its best label; with
+        ``every_label``, an arc-factored model also keeps every label's score of every
+        arc (for :meth:`decode_constrained`, which then needs no label features)."""
         n = len(seen)
         words = np.arange(1, n + 1)
-        S = example = None
+        S = example = label_scores = None
         if self.model.arc_factored:
             # O(n^2) memory: no feature rows and no part index for the n^2 arcs
-            S, labels = self.model.arc_scores(seen)
+            if every_label:     # every arc's entries are written; the rest are unused
+                label_scores = np.empty((n + 1, n + 1, len(self.model.labels)))
+            S, labels = self.model.arc_scores(seen, label_scores=label_scores)
             result = self.decoder.decode_arcs(S)
             label_ids = labels[result.heads[1:], words]
         else:
             result, label_ids, example = self._decode_parts(seen, self.decoder)
             if confidence is not None:
                 S, _ = head_model(self.model).arc_scores(seen)
-        return result, label_ids, S, example
+        return _Plain(result, label_ids, S, example, label_scores)
 
     def _rules_apply(self, sentence: Sentence) -> bool:
         """Whether the UD rules are enforced on ``sentence`` (:attr:`use_ud_rules`, the
@@ -395,8 +397,7 @@ class Parser:
         return True
 
     def decode_constrained(self, sentence: Sentence, constraints: Constraints | None = None,
-                           hint: np.ndarray | None = None, S: np.ndarray | None = None,
-                           example: Example | None = None
+                           plain: "_Plain | None" = None
                            ) -> tuple[LabeledResult, Certificate]:
         """Decode ``sentence`` with its labels in the program
         (:mod:`decoders.labeled`): the UD rules (when :attr:`use_ud_rules`) and
@@ -411,14 +412,14 @@ class Parser:
 
         When branch and bound stops at its time limit, its incumbent can be far from the
         optimum (a long sentence's tree can lose most of its arcs). The labeled program
-        is then solved again over the arcs of the incumbent and of ``hint`` (the
-        unconstrained tree) only: a small program whose optimum is at least the
+        is then solved again over the arcs of the incumbent and of the unconstrained tree
+        (``plain``'s) only: a small program whose optimum is at least the
         incumbent's score (the incumbent is one of its trees) and keeps what the
         unconstrained tree gets right wherever no rule is in the way; the better of the
         two is kept (counted as ``repaired`` when it is the new one).
 
-        ``S``, ``example``: the arc scores of an arc-factored model, the example of
-        another, when the caller has them (from decoding without constraints)."""
+        ``plain``: the sentence decoded without constraints, when the caller has it (its
+        scores are reused)."""
         rules = frozenset(self.ud_rules.rules) if self.use_ud_rules \
             and len(sentence) <= CONSTRAINED_MAX_WORDS else frozenset()
         user = constraints if constraints is not None and constraints.applies(sentence) \
@@ -431,11 +432,11 @@ class Parser:
                                    time_limit=TIME_LIMIT)
             self.constrained["ilp_for_decoder"] += 1
         self.constrained["sentences"] += 1
+        hint = None if plain is None else plain.result.heads
         for all_arcs in (False, True):
             try:
-                labeled = self._decode_labeled(sentence, rules, user, decoder, all_arcs, S=S,
-                                               example=None if all_arcs else example,
-                                               hint=hint)
+                labeled = self._decode_labeled(sentence, rules, user, decoder, all_arcs,
+                                               plain=plain)
                 break
             except Infeasible:
                 if all_arcs:
@@ -488,30 +489,33 @@ class Parser:
 
     def _decode_labeled(self, sentence: Sentence, rules: frozenset,
                         user: Constraints | None, decoder: Decoder, all_arcs: bool,
-                        arcs: np.ndarray | None = None, S: np.ndarray | None = None,
-                        example: Example | None = None, hint: np.ndarray | None = None
+                        arcs: np.ndarray | None = None, plain: "_Plain | None" = None
                         ) -> LabeledResult:
         """One labeled decoding over ``arcs`` (``(k, 2)``) if given, else the model's
         candidate arcs (or all arcs), the user's arc constraints applied to them;
-        :class:`Infeasible` if none fits. ``S``: the arc scores of an arc-factored
-        model, ``example``: the example of another over its candidate arcs, if already
-        computed (used when no user constraint changes the arcs); ``hint``: the tree
-        decoded from ``S`` without constraints, if at hand (an arc-factored model's
-        candidates are each word's best heads and that tree's arcs)."""
+        :class:`Infeasible` if none fits. ``plain``: the sentence decoded without
+        constraints, if at hand: an arc-factored model's arc scores, label scores and
+        tree (its candidates are each word's best heads and that tree's arcs), another's
+        example over its candidate arcs (used when no user constraint changes the
+        arcs)."""
         n = len(sentence)
         labels = self.model.labels
         seen = self._seen(sentence)
+        factored = self.model.arc_factored
+        S = plain.S if plain is not None and factored else None
+        every = plain.label_scores if plain is not None else None
+        example = plain.example if plain is not None and not all_arcs else None
         reuse = example is not None and arcs is None and not all_arcs and user is None
         if reuse:
             arcs = example.parts.arcs
         elif arcs is None and not all_arcs:
             arcs = self.model.candidate_arcs(seen)
-        if arcs is None and not all_arcs and self.model.arc_factored:
+        if arcs is None and not all_arcs and factored:
             if S is None:
                 S, _ = self.model.arc_scores(seen)
             best = np.argsort(-S[:, 1:], axis=0, kind="stable")[:CONSTRAINED_HEADS]
-            if hint is None:
-                hint = make_decoder("mst", self.config.single_root).decode_arcs(S).heads
+            hint = plain.result.heads if plain is not None else make_decoder(
+                "mst", self.config.single_root).decode_arcs(S).heads
             arcs = _arc_rows(np.vstack([best, hint[1:]]))
             arcs = arcs[np.isfinite(S[arcs[:, 0], arcs[:, 1]])]
         if arcs is None:
@@ -533,11 +537,13 @@ class Parser:
                 if label is not None and label in index:
                     label_ban[m] = True
                     label_ban[m, index[label]] = False
-        if S is not None and self.model.arc_factored:
-            # the arc scores are at hand: the label scores are all that is missing
+        if S is not None:
+            # the arc scores are at hand: the label scores are all that may be missing
             parts = build_parts(n, arcs, **self.model.part_options)
-            part_scores = S[parts.arcs[:, 0], parts.arcs[:, 1]]
-            label_scores = self.model.label_scores(seen, parts.arcs)
+            h, m = parts.arcs[:, 0], parts.arcs[:, 1]
+            part_scores = S[h, m]
+            label_scores = every[h, m] if every is not None else self.model.label_scores(
+                seen, parts.arcs)
         else:
             if not reuse:
                 example = self.model.example(seen, arcs=arcs)
@@ -887,6 +893,19 @@ class Parser:
                      ud_rules=stored.ud_rules)
         parser.path = Path(path)
         return parser
+
+
+class _Plain(NamedTuple):
+    """A sentence decoded without constraints (:meth:`Parser._plain`): the result,
+    each word's label id, the arc scores (an arc-factored model's; else the pruner's for
+    confidence, or None), the example decoded (None when arc factored) and, when asked,
+    every label's score of every arc (``(n + 1, n + 1, n_labels)``, arc-factored)."""
+
+    result: DecodeResult
+    label_ids: np.ndarray
+    S: np.ndarray | None
+    example: Example | None
+    label_scores: np.ndarray | None
 
 
 def _upper_bound(stats: dict) -> float | None:

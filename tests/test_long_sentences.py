@@ -37,13 +37,17 @@ def _check_fused_scores(sentences, model):
     for sentence in sentences:
         example = model.example(sentence)
         scores = model.scores(example)
-        S, labels = model.arc_scores(sentence)
+        n = len(sentence)
+        every = np.zeros((n + 1, n + 1, len(model.labels)))
+        S, labels = model.arc_scores(sentence, label_scores=every)
         expected = example.parts.arc_matrix(scores.parts)
         np.testing.assert_array_equal(np.isfinite(S), np.isfinite(expected))
         finite = np.isfinite(expected)
         np.testing.assert_allclose(S[finite], expected[finite], rtol=1e-9, atol=1e-9)
         arcs = example.parts.arcs
         np.testing.assert_array_equal(labels[arcs[:, 0], arcs[:, 1]], scores.labels)
+        np.testing.assert_allclose(every[arcs[:, 0], arcs[:, 1]],
+                                   model.label_scores(sentence, arcs), rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize("source", ["sample", "en_ewt"])
