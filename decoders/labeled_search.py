@@ -75,20 +75,26 @@ every such tree: ``(bound, heads, exact)``, ``exact`` when the tree reaches the 
 (it is then the best); None when the available arcs hold no tree."""
 
 
-def mst_relaxation(parts: Parts, single_root: bool) -> Relaxation:
-    """The first-order relaxation: the maximum spanning tree over the arc scores."""
+def _first_order(parts: Parts, single_root: bool, kernel) -> Relaxation:
+    """The best tree over the arc scores by ``kernel`` (``(S, single_root) -> (heads,
+    status)``), exact."""
     arcs = parts.arcs
     n = parts.n
 
     def relax(arc_scores: np.ndarray):
         S = np.full((n + 1, n + 1), -np.inf)
         S[arcs[:, 0], arcs[:, 1]] = arc_scores
-        heads, status = _kernels.mst_heads(S, single_root)
+        heads, status = kernel(S, single_root)
         if status != _kernels.OK:
             return None
         return _kernels.tree_value(S, heads), heads, True
 
     return relax
+
+
+def mst_relaxation(parts: Parts, single_root: bool) -> Relaxation:
+    """The first-order relaxation: the maximum spanning tree over the arc scores."""
+    return _first_order(parts, single_root, _kernels.mst_heads)
 
 
 def projective_restriction(parts: Parts, single_root: bool) -> Relaxation:
@@ -99,18 +105,7 @@ def projective_restriction(parts: Parts, single_root: bool) -> Relaxation:
     projective tree crosses another), found in few nodes where the non-projective search
     can branch on punctuation for thousands (a 59-word nl_alpino sentence: 45 nodes,
     and the tree was the optimum, which the search over all trees proves in 18,163)."""
-    arcs = parts.arcs
-    n = parts.n
-
-    def relax(arc_scores: np.ndarray):
-        S = np.full((n + 1, n + 1), -np.inf)
-        S[arcs[:, 0], arcs[:, 1]] = arc_scores
-        heads, status = _kernels.eisner_heads(S, single_root)
-        if status != _kernels.OK:
-            return None
-        return _kernels.tree_value(S, heads), heads, True
-
-    return relax
+    return _first_order(parts, single_root, _kernels.eisner_heads)
 
 
 def decoder_relaxation(decoder: Decoder, parts: Parts, scores: np.ndarray) -> Relaxation:
