@@ -318,14 +318,14 @@ class Parser:
             return Analysis(sentence, Certificate("exact", 0.0), nothing, nothing)
         seen = self._seen(sentence)
         user = constraints is not None and constraints.applies(sentence)
-        plain = found = None
+        plain = found = parsed = None
         if not user:
             rules = self._rules_apply(sentence)
             plain = found = self._plain(seen, confidence, every_label=rules)
             if rules:
                 # the unconstrained optimum is the constrained one when it breaks no rule
-                broken = check(self._labelled(sentence, plain.result.heads,
-                                              plain.label_ids))[1]
+                parsed = self._labelled(sentence, plain.result.heads, plain.label_ids)
+                broken = check(parsed)[1]
                 if any(broken[rule] for rule in self.ud_rules.rules):
                     plain = None
                 else:
@@ -346,7 +346,8 @@ class Parser:
         heads = result.heads
         certificate = self.decoder.certificate(result)
         self.decodings.add(certificate)
-        parsed = self._labelled(sentence, heads, label_ids)
+        if parsed is None:      # not labelled yet for the rules' check
+            parsed = self._labelled(sentence, heads, label_ids)
         return self._analysis(parsed, certificate, seen, heads, label_ids, S, confidence)
 
     def _analysis(self, parsed: Sentence, certificate, seen: Sentence, heads: np.ndarray,
