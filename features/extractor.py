@@ -214,7 +214,7 @@ class FeatureExtractor:
         the ``n^2`` arcs (:func:`features._kernels.arc_scores`): O(n^2) memory."""
         table = PART_TEMPLATES[PartType.ARC]
         scores, _ = table.arc_scores(encoded.ids, self.config.templates, self.config.bits,
-                                     np.asarray(weights, dtype=np.float64).reshape(-1, 1))
+                                     real_weights(weights).reshape(-1, 1))
         return scores
 
     def best_label_scores(self, encoded: EncodedSentence, label_weights: np.ndarray,
@@ -225,7 +225,7 @@ class FeatureExtractor:
         n_labels)``), if given, receives the score of every label of every arc."""
         return LABEL_TEMPLATES.arc_scores(encoded.ids, self.config.templates,
                                           self.config.label_bits,
-                                          np.ascontiguousarray(label_weights, dtype=np.float64),
+                                          np.ascontiguousarray(real_weights(label_weights)),
                                           every)
 
     def to_json(self) -> dict:
@@ -247,3 +247,12 @@ def _sized(distinct: int, headroom: int, max_bits: int) -> int:
 def _csr(indptr: np.ndarray, indices: np.ndarray, n_columns: int) -> sp.csr_matrix:
     data = np.ones(indices.shape[0], dtype=np.float64)
     return sp.csr_matrix((data, indices, indptr), shape=(indptr.shape[0] - 1, n_columns))
+
+
+def real_weights(weights: np.ndarray) -> np.ndarray:
+    """``weights`` as they are when float32 or float64, else as float64. A model read from
+    its file holds float32 weights (as the file stores them): the kernels read them as
+    they are, without a float64 copy of the whole vector per sentence, and add them up in
+    float64, so the scores are those of the same weights in float64 to the last bit."""
+    weights = np.asarray(weights)
+    return weights if weights.dtype in (np.float32, np.float64) else weights.astype(np.float64)

@@ -21,7 +21,7 @@ from polyparse.corpora.sentence import ROOT, Sentence
 from polyparse.corpora.signals import stops_to_main_thread
 from polyparse.decoders import Parts, PartType
 from polyparse.decoders.higher_order import build_parts
-from polyparse.features.extractor import FeatureExtractor
+from polyparse.features.extractor import FeatureExtractor, real_weights
 
 THREADED_WORDS = 200
 """Sentences of at least this many words get their arc and label scores computed in two
@@ -73,7 +73,8 @@ class LinearModel:
     labels:
         Dependency relation labels; label id ``i`` is ``labels[i]``.
     weights:
-        Flat weight vector of length :attr:`dim` (zeros by default).
+        Flat weight vector of length :attr:`dim` (float64 zeros by default; a model read
+        from its file keeps the file's float32, half the memory, the same scores).
     parts:
         Keyword arguments of :func:`decoders.higher_order.build_parts` (``order``,
         ``consecutive_siblings``, ``max_valency``): which part types the model scores.
@@ -92,8 +93,7 @@ class LinearModel:
         self.part_dim = 1 << extractor.config.bits
         self.label_dim = 1 << extractor.config.label_bits
         self.dim = self.part_dim + self.label_dim * len(self.labels)
-        self.weights = (np.zeros(self.dim) if weights is None
-                        else np.asarray(weights, dtype=np.float64))
+        self.weights = np.zeros(self.dim) if weights is None else real_weights(weights)
         if self.weights.shape != (self.dim,):
             raise ValueError(f"weights have shape {self.weights.shape}, expected ({self.dim},)")
 

@@ -69,6 +69,21 @@ def test_save_load_parse_is_identical(sample_model_path, tmp_path, sample_dev):
     assert [s.to_text() for s in again.parse(sample_dev)] == first
 
 
+def test_loaded_weights_are_the_files_float32_and_score_as_float64(sample_model_path,
+                                                                    sample_dev):
+    """A model read from its file keeps the stored float32 weights (half the memory);
+    every score is the one of the same weights in float64, to the last bit."""
+    model = Parser.load(sample_model_path).model
+    assert model.weights.dtype == np.float32
+    as_read = [(model.arc_scores(s), model.scores(model.example(s)).parts)
+               for s in sample_dev[:20]]
+    model.weights = model.weights.astype(np.float64)
+    for s, ((S, labels), parts) in zip(sample_dev[:20], as_read):
+        S64, labels64 = model.arc_scores(s)
+        assert np.array_equal(S, S64) and np.array_equal(labels, labels64)
+        assert np.array_equal(parts, model.scores(model.example(s)).parts)
+
+
 def test_help_for_every_command(capsys):
     result = run_cli("--help")
     assert result.returncode == 0 and "usage: polyparse" in result.stdout
