@@ -5,6 +5,7 @@ One command::
     python eval/orders.py [--epochs 3] [--treebanks en_ewt tr_imst sl_ssj da_ddt]
                           [--orders 1 2 full] [--max-train N] [--max-dev N] [--jobs 2]
                           [--models DIR] [--train-decoder ilp|default|NAME]
+                          [--lambda L] [--morphology] [--decoders ilp lp lp-mst ...]
 
 For each treebank and order (1, 2, full) one model is trained (SSG-eta with eta = 1,
 i.e. LP-relaxed loss-augmented inference, pruned to --max-heads heads per word) and
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -34,7 +36,8 @@ from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 #: Decoders compared: the exact ILP, LP + MST rounding + local search (the LP decoder's
 #: default), and LP + MST rounding alone (Martins, Smith, Xing 2009).
-DECODERS = {"ilp": ("ilp", {}), "lp": ("lp", {}), "lp-mst": ("lp", {"search": False})}
+DECODERS = {"ilp": ("ilp", {}), "lp": ("lp", {}), "lp-mst": ("lp", {"search": False}),
+            "ad3": ("ad3", {}), "ad3-exact": ("ad3-exact", {})}
 
 
 def evaluate(parser: Parser, dev, decoder: str) -> dict:
@@ -73,10 +76,16 @@ def main() -> None:
                          "without a report is taken to have --epochs)")
     ap.add_argument("--decoders", nargs="+", choices=list(DECODERS), default=list(DECODERS),
                     help="ilp (exact), lp (LP + MST rounding + local search), lp-mst (LP + "
-                         "MST rounding only)")
+                         "MST rounding only), ad3 (the same LP by AD3, rounded alike), "
+                         "ad3-exact (branch and bound on AD3's bounds; orders 1 and 2)")
+    ap.add_argument("--lambda", dest="lambda_", type=float, default=None,
+                    help="SSG's regularization (default: the trainer's, 1e-5)")
+    ap.add_argument("--morphology", action="store_true",
+                    help="features read XPOS|FEATS where they read XPOS (FeatureConfig)")
     ap.add_argument("--out", default=str(RESULTS / "orders"))
     args = ap.parse_args()
     models = Path(args.models) if args.models else None
+    lambda_option = {} if args.lambda_ is None else {"lambda_": args.lambda_}
     if models:
         models.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -89,7 +98,9 @@ def main() -> None:
             config = TrainConfig(decoder=train_decoder, epochs=args.epochs,
                                  parts={"order": order},
                                  trainer_options={"eta": 1.0, "jobs": args.jobs,
-                                                  "batch": args.batch or args.jobs},
+                                                  "batch": args.batch or args.jobs,
+                                                  **lambda_option},
+                                 features={"morphology": args.morphology},
                                  prune=True, ud_rules=False,  # the decoders' own trees
                                  pruner={"max_heads": args.max_heads})
             path = models / f"{name}-{order}.npz" if models else None
@@ -122,7 +133,11 @@ def write(out: Path, rows: list[dict], args) -> None:
                  ("epochs", "epochs"), ("train_minutes", "train min"),
                  ("train_decoder", "trained with"),
                  ("train_sentences", "train sents")],
-                notes=f"SSG-eta (eta = 1), mini-batches of "
+                notes=f"Command: `python eval/orders.py {' '.join(sys.argv[1:])}`. "
+                      f"SSG-eta (eta = 1, lambda "
+                      f"{'1e-5 (default)' if args.lambda_ is None else args.lambda_}), "
+                      f"features {'with' if args.morphology else 'without'} morphology "
+                      f"(XPOS|FEATS), mini-batches of "
                       f"{args.batch or args.jobs} on {args.jobs} process(es), "
                       f"pruned to {args.max_heads} heads per word; load (1 min) when "
                       f"written: {os.getloadavg()[0]:.2f}; scores over all words, "

@@ -48,14 +48,21 @@ def word_shape(form: str) -> str:
     return "".join(out)
 
 
-def word_strings(sentence: Sentence) -> tuple[list[str], ...]:
-    """The strings of every field (:data:`FIELDS` order) of words ``1..n``, root excluded."""
+def word_strings(sentence: Sentence, morphology: bool = False) -> tuple[list[str], ...]:
+    """The strings of every field (:data:`FIELDS` order) of words ``1..n``, root excluded.
+
+    With ``morphology`` the ``xpos`` field holds the fine tag refined by the
+    morphological features, ``XPOS|FEATS`` (CoNLL-X's FEATS column, as the fine tags
+    of MSTParser and TurboParser carry them; ``FeatureConfig.morphology``)."""
     lower = [f.lower() for f in sentence.forms[1:]]
+    xpos = list(sentence.xpos[1:])
+    if morphology:
+        xpos = [f"{x}|{feats}" for x, feats in zip(xpos, sentence.feats[1:])]
     return (
         lower,
         list(sentence.lemmas[1:]),
         list(sentence.upos[1:]),
-        list(sentence.xpos[1:]),
+        xpos,
         [w[:PREFIX_LENGTH] for w in lower],
         [w[-SUFFIX_LENGTH:] for w in lower],
         [word_shape(f) for f in sentence.forms[1:]],
@@ -128,8 +135,10 @@ class Vocabulary:
             self._ids.append(ids)
 
     @classmethod
-    def fit(cls, sentences: Iterable[Sentence], min_count: int = 1) -> "Vocabulary":
-        """Collect the strings of ``sentences``; forms seen fewer than ``min_count`` times stay UNK.
+    def fit(cls, sentences: Iterable[Sentence], min_count: int = 1,
+            morphology: bool = False) -> "Vocabulary":
+        """Collect the strings of ``sentences``; forms seen fewer than ``min_count`` times
+        stay UNK; ``morphology``: as in :func:`word_strings`.
 
         Ids are assigned by decreasing frequency (ties: first occurrence), so the result
         is deterministic for a given corpus.
@@ -138,7 +147,7 @@ class Vocabulary:
             raise ValueError("min_count must be >= 1")
         counts = [Counter() for _ in FIELDS]
         for sentence in sentences:
-            for counter, values in zip(counts, word_strings(sentence)):
+            for counter, values in zip(counts, word_strings(sentence, morphology)):
                 counter.update(values)
         strings = {}
         for f, counter in zip(FIELDS, counts):
@@ -160,12 +169,13 @@ class Vocabulary:
             return ("<unk>", "<root>", "<bos>", "<eos>")[id_]
         return self._strings[field][id_ - N_SPECIAL]
 
-    def encode(self, sentence: Sentence) -> EncodedSentence:
-        """Ids of every field of every word; column 0 (the root) is :data:`ROOT_ID`."""
+    def encode(self, sentence: Sentence, morphology: bool = False) -> EncodedSentence:
+        """Ids of every field of every word; column 0 (the root) is :data:`ROOT_ID`;
+        ``morphology``: as in :func:`word_strings` (as the vocabulary was fit)."""
         n = len(sentence)
         ids = np.empty((len(FIELDS), n + 1), dtype=np.int32)
         ids[:, 0] = ROOT_ID
-        for row, table, values in zip(ids, self._ids, word_strings(sentence)):
+        for row, table, values in zip(ids, self._ids, word_strings(sentence, morphology)):
             get = table.get
             row[1:] = [get(s, UNK) for s in values]
         return EncodedSentence(ids)

@@ -78,6 +78,10 @@ def _add_train(sub) -> None:
     p.add_argument("--label-bits", type=int, default=None,
                    help="log2 of the number of hashed label features (default: sized from "
                         "the training data, a slot per distinct feature, at most 20)")
+    p.add_argument("--morphology", action="store_true",
+                   help="features read the fine tag refined by the morphological features "
+                        "(XPOS|FEATS) wherever they read XPOS: for morphologically rich "
+                        "languages (Turkish order 2: +1.9 dev UAS)")
     p.add_argument("--format", choices=["auto", "conllu", "conllx"], default="auto",
                    help="input format (default: from the file suffix)")
     p.add_argument("--no-tagger", action="store_true",
@@ -156,7 +160,8 @@ def _train_with(args, decoder, parts, trainer_options, decoder_options, client) 
         single_root=single_root, epochs=args.epochs, seed=args.seed,
         trainer_options=trainer_options,
         decoder_options=decoder_options,
-        features=_given(bits=args.bits, label_bits=args.label_bits),
+        features=_given(bits=args.bits, label_bits=args.label_bits,
+                        morphology=args.morphology or None),
         parts=parts,
         pruner=_given(max_heads=args.max_heads),
         tagger=None if args.no_tagger else _given(epochs=args.tagger_epochs,

@@ -572,3 +572,26 @@ def test_word_shape():
     assert word_shape("McDonald") == "XxXx"
     assert word_shape("1,000") == "dpd"
     assert word_shape("") == "" and word_shape("Ünïcode") == "Xx"
+
+
+def test_morphology_refines_the_fine_tag_by_the_features():
+    """With ``morphology`` a word's XPOS templates read ``XPOS|FEATS``: two sentences that
+    differ only in one word's FEATS then differ in that word's fine tag and in part and
+    label features; without it they are the same."""
+    words = dict(lemmas="the dog see a cat .".split(), upos="DET NOUN VERB DET NOUN PUNCT".split(),
+                 xpos="DT NN VBD DT NN .".split())
+    nom = Sentence.from_words("The dog saw a cat .".split(), **words,
+                              feats=["_", "Case=Nom", "_", "_", "_", "_"])
+    acc = Sentence.from_words("The dog saw a cat .".split(), **words,
+                              feats=["_", "Case=Acc", "_", "_", "_", "_"])
+    arcs = arc_parts(len(nom))
+    for morphology in (False, True):
+        fx = FeatureExtractor(FeatureConfig(bits=22, label_bits=18, morphology=morphology)
+                              ).fit([nom, acc])
+        enc_nom, enc_acc = fx.encode(nom), fx.encode(acc)
+        assert (enc_nom.xpos != enc_acc.xpos).tolist() == [False, False, morphology] + [False] * 4
+        for features in (fx.part_features, fx.label_features):
+            rows = arcs if features == fx.part_features else arcs.arcs
+            a, b = features(enc_nom, rows), features(enc_acc, rows)
+            differs = np.array([set(a[r].indices) != set(b[r].indices) for r in range(len(rows))])
+            assert differs.any() == morphology
