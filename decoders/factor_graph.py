@@ -143,8 +143,7 @@ class FactorGraph:
                              parts.block(PartType.ARC).stop, dtype=np.int64)
         arc_h = np.ascontiguousarray(parts.index[arc_rows, 1])
         arc_m = np.ascontiguousarray(parts.index[arc_rows, 2])
-        variable = np.full((parts.n + 1, parts.n + 1), -1, dtype=np.int64)
-        variable[arc_h, arc_m] = np.arange(arc_rows.shape[0])
+        variable = parts.arc_ids()
         pair_rows, pair_i, pair_j = [], [], []
         for part_type in PAIRWISE_TYPES:
             block = parts.block(part_type)

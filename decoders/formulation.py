@@ -188,8 +188,8 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
     arcs = parts.arcs
     ah, am = arcs[:, 0], arcs[:, 1]
     n_arcs = arcs.shape[0]
-    arc_var = np.full((n + 1, n + 1), -1, dtype=np.int64)
-    arc_var[ah, am] = np.arange(arc_rows.start, arc_rows.stop)
+    arc_var = parts.arc_ids()
+    arc_var[ah, am] += arc_rows.start
     z = arc_var[ah, am]
 
     # variable layout

@@ -154,12 +154,11 @@ def build_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
     if problem.projective.size:
         flow = "multi"                  # its flows give ancestry (_projective_rows)
     form = build_formulation(parts, scores, single_root=single_root, flow=flow)
-    n = parts.n
     arcs = parts.arcs
     arc_rows = parts.block(PartType.ARC)
     ah, am = arcs[:, 0], arcs[:, 1]
-    arc_var = np.full((n + 1, n + 1), -1, dtype=np.int64)
-    arc_var[ah, am] = np.arange(arc_rows.start, arc_rows.stop)
+    arc_var = parts.arc_ids()
+    arc_var[ah, am] += arc_rows.start
     a_idx, k_idx = np.nonzero(problem.labels >= 0)
     start = form.n_vars
     n_y = a_idx.size
@@ -471,10 +470,7 @@ def labeled_result(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
     """The :class:`LabeledResult` of the labeled tree ``(heads, labels)``: its value is
     the model's score of the tree plus its labels' offsets."""
     output = parts.from_heads(heads)
-    arcs = parts.arcs
-    row_of = np.full((parts.n + 1, parts.n + 1), -1, dtype=np.int64)
-    row_of[arcs[:, 0], arcs[:, 1]] = np.arange(arcs.shape[0])
-    rows = row_of[heads[1:], np.arange(1, heads.shape[0])]
+    rows = parts.arc_ids()[heads[1:], np.arange(1, heads.shape[0])]
     slots = np.argmax(problem.labels[rows] == labels[1:, None], axis=1)
     value = float(scores @ output) + float(problem.offsets[rows, slots].sum())
     return LabeledResult(DecodeResult(output=output, heads=heads, value=value, stats=stats),

@@ -158,8 +158,7 @@ class _Checker:
         self.problem = problem
         self.arcs = parts.arcs
         self.n = parts.n
-        self.row_of = np.full((self.n + 1, self.n + 1), -1, dtype=np.int64)
-        self.row_of[self.arcs[:, 0], self.arcs[:, 1]] = np.arange(self.arcs.shape[0])
+        self.row_of = parts.arc_ids()
         self.valid = problem.labels >= 0
         self.into = [self.arcs[:, 1] == m for m in range(self.n + 1)]
         self.member = [np.isin(problem.labels, s) & self.valid for s in problem.at_most_one]

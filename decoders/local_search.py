@@ -41,8 +41,7 @@ def score_tables(parts: Parts, scores: np.ndarray) -> ScoreTables:
     n = parts.n
     arcs = parts.arcs
     n_arcs = arcs.shape[0]
-    arc_id = np.full((n + 1, n + 1), -1, dtype=np.int64)
-    arc_id[arcs[:, 0], arcs[:, 1]] = np.arange(n_arcs)
+    arc_id = parts.arc_ids()
     scores = np.asarray(scores, dtype=np.float64)
 
     def rows(part_type: PartType) -> tuple[np.ndarray, np.ndarray]:

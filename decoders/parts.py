@@ -77,6 +77,15 @@ class Parts:
         """``(n_arcs, 2)`` heads and modifiers of the ARC block."""
         return self.index[self.block(PartType.ARC), 1:3]
 
+    def arc_ids(self) -> np.ndarray:
+        """``int64 (n + 1, n + 1)``: ``A[h, m]`` the position of arc h -> m in
+        :attr:`arcs` (its row of the parts is ``block(ARC).start`` plus that), -1 where
+        h -> m is not a candidate."""
+        arcs = self.arcs
+        ids = np.full((self.n + 1, self.n + 1), -1, dtype=np.int64)
+        ids[arcs[:, 0], arcs[:, 1]] = np.arange(arcs.shape[0])
+        return ids
+
     def arc_matrix(self, values: np.ndarray, fill: float = -np.inf) -> np.ndarray:
         """``(n + 1, n + 1)`` matrix ``M[h, m]`` of the ARC entries of ``values``.
 

@@ -247,7 +247,4 @@ class LinearModel:
     def arc_rows(heads: np.ndarray, example: Example) -> np.ndarray:
         """``int64 (n,)``: the ARC row of ``example`` of each word's arc in the tree
         ``heads`` (every arc must be a candidate)."""
-        arcs = example.parts.arcs
-        row = np.full((len(heads), len(heads)), -1, dtype=np.int64)
-        row[arcs[:, 0], arcs[:, 1]] = np.arange(len(arcs))
-        return row[heads[1:], np.arange(1, len(heads))]
+        return example.parts.arc_ids()[heads[1:], np.arange(1, len(heads))]
