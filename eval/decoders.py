@@ -6,7 +6,7 @@ and depth first).
 One command::
 
     python eval/decoders.py [--treebank sample|en_ewt] [--max-train N] [--max-dev N]
-                            [--epochs 2] [--max-heads 5] [--model PATH]
+                            [--epochs 2] [--max-heads 5] [--model PATH] [--out NAME]
 
 Trains an order-2 model as ``eval/ad3_speed.py`` does (SSG, the ``lp`` decoder, pruned
 to ``--max-heads`` heads per word; with ``--model``, loads it from there if the file
@@ -79,6 +79,7 @@ def main() -> None:
     ap.add_argument("--max-heads", type=int, default=5)
     ap.add_argument("--model", default=None,
                     help="model file: loaded if it exists, else the trained model is saved")
+    ap.add_argument("--out", default=None, help="result name (default decoders_<treebank>)")
     args = ap.parse_args()
     train, dev = treebank_or_sample(args.treebank, args.max_train, args.max_dev)
     parser, how = model_for(args, train)
@@ -162,8 +163,8 @@ def main() -> None:
                ("fallbacks", "fallbacks"), ("uas", "UAS"), ("las", "LAS"),
                ("rel_diff_max_text", "max rel diff vs ilp"),
                ("same_tree_as_ilp", "same tree as ilp"), ("load", "load")]
-    write_table(RESULTS / f"decoders_{args.treebank}", "Order-2 decoders: relaxations and "
-                "exact decoding", rows, columns, notes)
+    write_table(RESULTS / (args.out or f"decoders_{args.treebank}"),
+                "Order-2 decoders: relaxations and exact decoding", rows, columns, notes)
 
 
 if __name__ == "__main__":
