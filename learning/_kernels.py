@@ -1,4 +1,5 @@
-"""Numba kernels of the parser's weight vector: sparse scaled updates and their average.
+"""Numba kernels of the parser's weight vector: sparse scaled updates and their average,
+and its products with feature rows.
 
 Pure functions over numpy arrays (style.md); :mod:`learning.weights` wraps them.
 """
@@ -6,6 +7,7 @@ Pure functions over numpy arrays (style.md); :mod:`learning.weights` wraps them.
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 
 @numba.njit(cache=True)
@@ -69,3 +71,20 @@ def add_expected_features(out, part_dim, n_labels, part_indptr, part_indices, pa
                 p = pi[a, lab]
                 if p != 0.0:
                     out[base + lab] += c * p
+
+
+@numba.njit(cache=True)
+def rows_dot(indptr, indices, data, W):
+    """``F @ W`` for the CSR matrix ``F`` (``indptr``, ``indices``, ``data``) and ``W``
+    (2-D, a row per column of ``F``; float32 or float64): float64 sums in scipy's order
+    (row by row, each row's entries as stored), so the same to the last bit as scipy's
+    product with ``W`` in float64, without widening ``W`` first."""
+    n_rows = indptr.shape[0] - 1
+    out = np.zeros((n_rows, W.shape[1]))
+    for i in range(n_rows):
+        for jj in range(indptr[i], indptr[i + 1]):
+            j = indices[jj]
+            d = data[jj]
+            for k in range(W.shape[1]):
+                out[i, k] += d * W[j, k]
+    return out

@@ -23,6 +23,8 @@ from polyparse.decoders import Parts, PartType
 from polyparse.decoders.higher_order import build_parts
 from polyparse.features.extractor import FeatureExtractor, real_weights
 
+from . import _kernels
+
 THREADED_WORDS = 200
 """Sentences of at least this many words get their arc and label scores computed in two
 threads (:meth:`LinearModel.arc_scores`): below it a thread costs more than it saves."""
@@ -252,12 +254,10 @@ class LinearModel:
 
 def weigh(features: sp.csr_matrix, weights: np.ndarray) -> np.ndarray:
     """``features @ weights`` (``weights``: a vector, or a matrix of a row per feature)
-    in float64. For float32 ``weights`` (a model read from its file) only the rows the
-    features name are widened: scipy would widen all of them first, 70 million for an
-    order-2 en_ewt model, for every sentence. The products are summed in scipy's order,
-    so the result is the same to the last bit."""
-    if weights.dtype == np.float64:
-        return features @ weights
-    local = sp.csr_matrix((features.data, np.arange(features.nnz), features.indptr),
-                          shape=(features.shape[0], features.nnz))
-    return local @ weights[features.indices].astype(np.float64)
+    in float64, by :func:`learning._kernels.rows_dot`: float32 ``weights`` (a model read
+    from its file) are read as they are, where scipy would first widen all of them, 70
+    million for an order-2 en_ewt model, for every sentence; the sums are scipy's, to the
+    last bit."""
+    matrix = weights.reshape(weights.shape[0], -1)
+    out = _kernels.rows_dot(features.indptr, features.indices, features.data, matrix)
+    return out[:, 0] if weights.ndim == 1 else out

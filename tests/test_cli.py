@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+from polyparse.decoders import PartType
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.parser.cli import main
 from polyparse.parser.pipeline import Parser
@@ -78,10 +79,17 @@ def test_loaded_weights_are_the_files_float32_and_score_as_float64(sample_model_
     as_read = [(model.arc_scores(s), model.scores(model.example(s)).parts)
                for s in sample_dev[:20]]
     model.weights = model.weights.astype(np.float64)
+    labels_block = model.weights[model.part_dim:].reshape(model.label_dim, -1)
     for s, ((S, labels), parts) in zip(sample_dev[:20], as_read):
         S64, labels64 = model.arc_scores(s)
         assert np.array_equal(S, S64) and np.array_equal(labels, labels64)
         assert np.array_equal(parts, model.scores(model.example(s)).parts)
+        example = model.example(s)              # and scipy's own products in float64
+        scipy_parts = example.part_features @ model.weights[:model.part_dim]
+        scipy_labels = (example.label_features @ labels_block).max(axis=1)
+        arc = example.parts.block(PartType.ARC)
+        scipy_parts[arc] += scipy_labels
+        assert np.array_equal(parts, scipy_parts)
 
 
 def test_help_for_every_command(capsys):
