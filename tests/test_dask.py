@@ -69,14 +69,16 @@ def _kill_a_busy_worker(client) -> int:
 def test_parse_on_the_cluster_writes_what_one_process_writes(client, model, tmp_path):
     _wait_for_two(client)
     address = client.scheduler.address
-    dev = str(SAMPLE / "dev.conllu")
+    dev = tmp_path / "dev.conllu"           # 60 sentences: several per worker
+    dev.write_text("".join(s.to_text() for s in read_treebank(SAMPLE / "dev.conllu")[:60]))
+    dev = str(dev)
     one, dask = tmp_path / "one.conllu", tmp_path / "dask.conllu"
     assert main(["-q", "parse", "--model", str(model.path), "--input", dev, "--output",
                  str(one), "--certify"]) == 0
     assert main(["-q", "parse", "--model", str(model.path), "--input", dev, "--output",
                  str(dask), "--certify", "--dask", address]) == 0
     assert dask.read_bytes() == one.read_bytes()
-    assert sorted(os.listdir(tmp_path)) == ["dask.conllu", "one.conllu"]   # no stray file
+    assert sorted(os.listdir(tmp_path)) == ["dask.conllu", "dev.conllu", "one.conllu"]  # no stray
 
 
 def test_raw_text_from_python(client, model):
@@ -104,7 +106,7 @@ def test_mixing_on_the_cluster_gives_the_serial_weights_and_says_so(client, tmp_
     # without comments: no '# text', so no tokenizer to train; the weights are the point
     train.write_text("".join(line for line in text.splitlines(keepends=True)
                              if not line.startswith("#")))
-    common = ["-q", "train", "--train", str(train), "--no-tagger", "--epochs", "2"]
+    common = ["-q", "train", "--train", str(train), "--no-tagger", "--epochs", "1"]
     runs = {"serial": ["--shards", "2"], "dask": ["--shards", "2", "--dask",
                                                   client.scheduler.address],
             "alone": []}
