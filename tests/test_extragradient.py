@@ -124,13 +124,13 @@ def test_cli_trains_at_order_1_and_parses_dev(tmp_path):
     train = tmp_path / "train.conllu"
     train.write_text("".join(s.to_text() for s in read_treebank(SAMPLE / "train.conllu")[:80]))
     assert main(["train", "--train", str(train), "--model", str(model), "--no-tagger",
-                 "--trainer", "extragradient", "--eta", "0.1", "--epochs", "8",
+                 "--trainer", "extragradient", "--eta", "0.1", "--epochs", "5",
                  "--bits", "18", "--label-bits", "12", "--no-ud-rules"]) == 0
     assert main(["parse", "--model", str(model), "--input", str(SAMPLE / "dev.conllu"),
                  "--output", str(out)]) == 0
     gold = read_treebank(SAMPLE / "dev.conllu")
     scores = attachment_scores(gold, read_treebank(out)).all_words
-    assert scores["uas"] > 80.0 and scores["las"] > 75.0     # measured: 83.8 and 80.5
+    assert scores["uas"] > 80.0 and scores["las"] > 75.0     # measured: 83.8 and 79.5
 
 
 def test_expected_features_kernel_agrees_with_its_python_twin():
