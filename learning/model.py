@@ -94,10 +94,16 @@ class LinearModel:
         self._label_ids = {label: i for i, label in enumerate(self.labels)}
         self.part_dim = 1 << extractor.config.bits
         self.label_dim = 1 << extractor.config.label_bits
-        self.dim = self.part_dim + self.label_dim * len(self.labels)
+        self.dim = self.dimension(extractor, len(self.labels))
         self.weights = np.zeros(self.dim) if weights is None else real_weights(weights)
         if self.weights.shape != (self.dim,):
             raise ValueError(f"weights have shape {self.weights.shape}, expected ({self.dim},)")
+
+    @staticmethod
+    def dimension(extractor: FeatureExtractor, n_labels: int) -> int:
+        """Length of the flat weight vector ``[w_parts, W_labels.ravel()]`` of a model
+        with ``extractor``'s (sized) feature spaces and ``n_labels`` labels."""
+        return (1 << extractor.config.bits) + (1 << extractor.config.label_bits) * n_labels
 
     # -- examples -----------------------------------------------------------------
 

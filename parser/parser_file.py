@@ -126,7 +126,7 @@ def _load_weights(extractor: FeatureExtractor, meta: dict, arrays: dict,
     """The dense weight vector stored under ``prefix``, in the file's float32 (a
     :class:`LinearModel` scores with it as with float64, to the last bit, in half the
     memory: 0.28 GB less each for an order-2 en_ewt model and its pruner)."""
-    dim = extractor.n_features + extractor.n_label_features * len(meta["labels"])
+    dim = LinearModel.dimension(extractor, len(meta["labels"]))
     index = arrays[f"{prefix}weight_index"]
     if index.size and (index.min() < 0 or index.max() >= dim):
         raise ValueError("weight index out of range")
