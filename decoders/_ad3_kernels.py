@@ -29,14 +29,19 @@ reported convergence certifies the LP value (with their rule the value was off b
 import numpy as np
 from numba import njit
 
-from ._factor_kernels import arc_matrix
-from ._kernels import OK, mst_heads, tree_value
+from ._factor_kernels import arc_mst
+from ._kernels import OK
 
 #: Largest active set of the TREE factor's QP (trees kept at once).
 MAX_ACTIVE = 64
 #: Iterations of ``eta`` adaptation (every 10), dual evaluation (every 50): as the authors.
 ADAPT_EVERY = 10
 DUAL_EVERY = 50
+#: Iterations between dual evaluations when a cutoff is set (a node of branch and bound,
+#: :mod:`decoders.ad3_exact`), from the first: a child's inherited multipliers often
+#: bound it below the incumbent at once, and a dual value costs about a third of an
+#: iteration (one MST and one pass over the pairwise factors).
+CUTOFF_EVERY = 10
 #: Bounds and factor of the adapted ``eta`` (the authors' 1e-3, 100 and 2, doubled to
 #: our convention), and the residual imbalances that trigger it (theirs).
 ETA_MIN = 2e-3
@@ -111,9 +116,21 @@ def _common(u, v):
 
 
 @njit(cache=True)
-def _remove(i, k, act, beta, gram):
-    """Drop tree i of the ``k`` in the active set (the last one takes its place)."""
+def _remove(i, k, act, beta, gram, minv):
+    """Drop tree i of the ``k`` in the active set (the last one takes its place), and
+    downdate ``minv``, the inverse of the active set's KKT matrix (:func:`_kkt_inverse`):
+    the inverse of a matrix without row and column p is ``B - b b' / c`` of its inverse
+    ``[[B, b], [b', c]]`` (rows and columns in that order)."""
     last = k - 1
+    p = i + 1
+    c = minv[p, p]
+    for u in range(k + 1):
+        if u == p:
+            continue
+        f = minv[u, p] / c
+        for v in range(k + 1):
+            if v != p:
+                minv[u, v] -= f * minv[p, v]
     if i != last:
         act[i, :] = act[last, :]
         beta[i] = beta[last]
@@ -122,33 +139,80 @@ def _remove(i, k, act, beta, gram):
         for j in range(k):
             gram[j, i] = gram[j, last]
         gram[i, i] = gram[last, last]
+        q = last + 1
+        for j in range(k + 1):
+            minv[p, j] = minv[q, j]
+        for j in range(k + 1):
+            minv[j, p] = minv[j, q]
     return k - 1
 
 
 @njit(cache=True)
-def _kkt_solve(k, gram, rhs):
-    """Solve ``[[0, 1'], [1, G]] [tau; z] = [1; rhs]`` for the ``k`` active trees."""
+def _kkt_inverse(k, gram, minv):
+    """``minv[:k + 1, :k + 1]``: the inverse of the KKT matrix ``[[0, 1'], [1, G]]`` of
+    the ``k`` active trees (``G = gram[:k, :k]``), computed afresh; between refreshes it
+    is kept by rank-one updates as trees enter (:func:`_insert`) and leave
+    (:func:`_remove`), as the authors' ``GenericFactor`` keeps it, so that a solve
+    is a product, O(k^2), not a factorization, O(k^3)."""
     M = np.zeros((k + 1, k + 1))
-    b = np.empty(k + 1)
-    b[0] = 1.0
     for i in range(k):
         M[0, i + 1] = 1.0
         M[i + 1, 0] = 1.0
-        b[i + 1] = rhs[i]
         for j in range(k):
             M[i + 1, j + 1] = gram[i, j]
-    return np.linalg.solve(M, b)
+    minv[:k + 1, :k + 1] = np.linalg.inv(M)
 
 
 @njit(cache=True)
-def tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram, k, max_iter, q):
+def _kkt_solve(k, minv, rhs, out):
+    """``out[:k + 1]`` = the solution ``[tau; z]`` of ``[[0, 1'], [1, G]] [tau; z] =
+    [1; rhs]`` (``minv`` its inverse)."""
+    for i in range(k + 1):
+        total = minv[i, 0]
+        for j in range(k):
+            total += minv[i, j + 1] * rhs[j]
+        out[i] = total
+
+
+@njit(cache=True)
+def _insert(k, heads, row, sol, schur, n, act, beta, weight, gram, minv):
+    """Append tree ``heads`` (``row``: the arcs it shares with each active tree, ``sol``
+    the KKT solution for ``[1; row]`` and ``schur`` the Schur complement ``n - [1;
+    row] . sol``) with weight ``weight``; updates ``minv`` by the bordered inverse."""
+    act[k, :] = heads
+    beta[k] = weight
+    for i in range(k):
+        gram[i, k] = row[i]
+        gram[k, i] = row[i]
+    gram[k, k] = n
+    for u in range(k + 1):
+        f = sol[u] / schur
+        for v in range(k + 1):
+            minv[u, v] += f * sol[v]
+        minv[u, k + 1] = -f
+        minv[k + 1, u] = -f
+    minv[k + 1, k + 1] = 1.0 / schur
+    return k + 1
+
+
+#: Rank-one updates of the KKT inverse between two fresh inversions (rounding drift).
+REFRESH_EVERY = 50
+
+
+@njit(cache=True)
+def tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram, minv, updates,
+            k, max_iter, q):
     """Projection of ``target`` onto the arborescence polytope by the active-set method
     (AD3 paper, Algorithm 2; the authors' ``GenericFactor::SolveQP``), the MST its only
     oracle.
 
     The point is kept as a convex combination ``beta`` of the ``k`` trees ``act[:k]``
     (heads, warm-started from the previous call); ``gram[i, j]`` counts the arcs trees i
-    and j share. Each step solves the KKT system of the QP restricted to the active trees
+    and j share, and ``minv`` (``(cap + 1, cap + 1)``) holds the inverse of the KKT
+    matrix of the active set, kept from call to call by rank-one updates and computed
+    afresh when the set is new and after :data:`REFRESH_EVERY` updates (counted in
+    ``updates[0]``). Each step solves the
+    KKT system of the QP restricted to the active trees
     (``tau``: the multiplier of ``sum beta = 1``). If the solution leaves the simplex the
     step stops at the first weight that reaches 0 and drops that tree; otherwise the
     point is optimal when no tree scores more than ``tau`` under ``target - q`` (the
@@ -160,40 +224,46 @@ def tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram, k, ma
     """
     cap = act.shape[0]
     if k == 0:
-        heads, status = mst_heads(arc_matrix(n, arc_h, arc_m, target), single_root)
+        heads, _, status = arc_mst(n, arc_h, arc_m, target, single_root)
         if status != OK:
             return 0, status
         act[0, :] = heads
         beta[0] = 1.0
         gram[0, 0] = n
         k = 1
+        updates[0] = REFRESH_EVERY
     scores = np.empty(cap)
-    z = np.empty(cap)
+    z = np.empty(cap + 1)
+    sol = np.empty(cap + 1)
+    row = np.empty(cap)
     tau = 0.0
     changed = True
     for _ in range(max_iter):
+        if updates[0] >= REFRESH_EVERY:
+            _kkt_inverse(k, gram, minv)
+            updates[0] = 0
         if changed:
             for i in range(k):
                 scores[i] = _tree_score(act[i], arc_of, target)
-            sol = _kkt_solve(k, gram, scores)
-            tau = sol[0]
+            _kkt_solve(k, minv, scores, z)
+            tau = z[0]
             blocking = -1
             alpha = 1.0
             for i in range(k):
-                z[i] = sol[i + 1]
-                if z[i] < 0.0:
-                    step = beta[i] / (beta[i] - z[i])
+                if z[i + 1] < 0.0:
+                    step = beta[i] / (beta[i] - z[i + 1])
                     if step < alpha:
                         alpha = step
                         blocking = i
             if blocking < 0:
                 for i in range(k):
-                    beta[i] = z[i]
+                    beta[i] = z[i + 1]
                 changed = False
             else:
                 for i in range(k):
-                    beta[i] = max(0.0, (1.0 - alpha) * beta[i] + alpha * z[i])
-                k = _remove(blocking, k, act, beta, gram)
+                    beta[i] = max(0.0, (1.0 - alpha) * beta[i] + alpha * z[i + 1])
+                k = _remove(blocking, k, act, beta, gram, minv)
+                updates[0] += 1
                 continue
         # The point is optimal on its active set: is a tree outside it better?
         q[:] = 0.0
@@ -201,10 +271,9 @@ def tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram, k, ma
             for m in range(1, n + 1):
                 q[arc_of[act[i, m], m]] += beta[i]
         grad = target - q
-        heads, status = mst_heads(arc_matrix(n, arc_h, arc_m, grad), single_root)
+        heads, value, status = arc_mst(n, arc_h, arc_m, grad, single_root)
         if status != OK:
             return k, status
-        value = tree_value(arc_matrix(n, arc_h, arc_m, grad), heads)
         if value <= tau + 1e-12 * max(1.0, abs(tau)):
             return k, OK
         known = False
@@ -214,13 +283,14 @@ def tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram, k, ma
                 break
         if known or k == cap:           # rounding noise, or no room: stop here
             return k, OK
-        row = np.empty(k)
         for i in range(k):
             row[i] = _common(act[i], heads)
         # Schur complement of the bordered system: 0 iff the tree is an affine
         # combination sum c_i act_i (sum c_i = 1) of the active ones.
-        sol = _kkt_solve(k, gram, row)
-        schur = n - sol[0] - row @ sol[1:]
+        _kkt_solve(k, minv, row, sol)
+        schur = n - sol[0]
+        for i in range(k):
+            schur -= row[i] * sol[i + 1]
         new_weight = 0.0
         if schur <= 1e-9 * n:
             out = -1
@@ -235,16 +305,15 @@ def tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram, k, ma
             for i in range(k):
                 beta[i] = max(0.0, beta[i] - t * sol[i + 1])
             new_weight = t
-            k = _remove(out, k, act, beta, gram)
+            k = _remove(out, k, act, beta, gram, minv)
             for i in range(k):
                 row[i] = _common(act[i], heads)
-        act[k, :] = heads
-        beta[k] = new_weight
-        for i in range(k):
-            gram[i, k] = row[i]
-            gram[k, i] = row[i]
-        gram[k, k] = n
-        k += 1
+            _kkt_solve(k, minv, row, sol)
+            schur = n - sol[0]
+            for i in range(k):
+                schur -= row[i] * sol[i + 1]
+        k = _insert(k, heads, row, sol, schur, n, act, beta, new_weight, gram, minv)
+        updates[0] += 1
         changed = True
     q[:] = 0.0
     for i in range(k):
@@ -261,10 +330,9 @@ def dual_value(n, arc_h, arc_m, share, pair_i, pair_j, pair_score, lam_tree, lam
     this keeps the bound valid under rounding). Returns ``(value, status)``."""
     A = arc_h.shape[0]
     theta = share + lam_tree
-    heads, status = mst_heads(arc_matrix(n, arc_h, arc_m, theta), single_root)
+    heads, total, status = arc_mst(n, arc_h, arc_m, theta, single_root)
     if status != OK:
         return np.inf, status
-    total = tree_value(arc_matrix(n, arc_h, arc_m, theta), heads)
     price = lam_tree.copy()
     for c in range(pair_i.shape[0]):
         i = pair_i[c]
@@ -312,7 +380,8 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
         The residuals are root mean squares over the factor-variable links (``q - p``
         for the primal, ``sqrt(d_a)`` times the change of ``p`` for the dual, which with
         the primal one steers ``eta``). Whenever the primal residual is below ``tol``
-        (and every 50 iterations, and at the last) the dual value and the value of the
+        (and every 50 iterations, or, with a cutoff, at iterations 1, 11, 21, ...: see
+        :data:`CUTOFF_EVERY`; and at the last) the dual value and the value of the
         TREE factor's current point (:func:`feasible_value`) are computed; AD3 stops as
         soon as the least dual value is within ``tol * max(1, |dual|)`` of the best
         feasible value, which brackets the LP optimum that closely.
@@ -338,9 +407,8 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
         The best feasible point seen: ``float64 (A,)`` arc values (the TREE factor's
         copy, a convex combination of trees) and ``float64 (P,)`` the pairwise factors'
         (1, 1) values that go best with them; its value ``primal`` (a lower bound on the
-        LP optimum); the least dual value seen (an upper bound); both evaluated every 50
-        iterations, whenever the primal residual is below ``tol`` and at the last
-        iteration. Then the iterations run, whether the gap met ``tol``, and the
+        LP optimum); the least dual value seen (an upper bound); both evaluated as
+        ``tol`` says. Then the iterations run, whether the gap met ``tol``, and the
         MST status (:data:`decoders._kernels.OK` or why no tree exists).
     """
     A = arc_h.shape[0]
@@ -372,6 +440,8 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
     act = np.zeros((cap, N), dtype=np.int64)
     beta = np.zeros(cap)
     gram = np.zeros((cap, cap))
+    minv = np.zeros((cap + 1, cap + 1))
+    updates = np.zeros(1, dtype=np.int64)
     k = 0
     dual_best = np.inf
     primal_best = -np.inf
@@ -392,7 +462,7 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
             r[c] = z12
         target = p + (share + lam_tree) / eta
         k, status = tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram,
-                            k, qp_iter, q_tree)
+                            minv, updates, k, qp_iter, q_tree)
         if status != OK:
             return p, r, -np.inf, dual_best, it, False, status
         p_new[:] = q_tree
@@ -417,7 +487,11 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
         p[:] = p_new
         primal_res = np.sqrt(primal_res / links)
         dual_res = np.sqrt(dual_res / links)
-        if primal_res < tol or it % DUAL_EVERY == 0 or it == max_iter:
+        if cutoff == -np.inf:
+            check = it % DUAL_EVERY == 0
+        else:
+            check = it % CUTOFF_EVERY == 1
+        if check or primal_res < tol or it == max_iter:
             value, status = dual_value(n, arc_h, arc_m, share, pair_i, pair_j, pair_score,
                                        lam_tree, lam_pair, single_root)
             if status != OK:

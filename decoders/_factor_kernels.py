@@ -105,6 +105,62 @@ def arc_matrix(n, arc_h, arc_m, theta):
 
 
 @njit(cache=True)
+def arc_mst(n, arc_h, arc_m, theta, single_root):
+    """Maximum spanning arborescence over the arc list ``arc_h, arc_m`` scored ``theta``:
+    :func:`decoders._kernels.mst_heads` of :func:`arc_matrix`, the same tree and status,
+    with its score. Returns ``(heads, value, status)``.
+
+    When every word's best head (ties to the lowest head, as ``mst_heads``) already
+    forms a tree, with one root child under ``single_root``, that is the maximum
+    spanning arborescence (Chu-Liu-Edmonds stops at its first greedy graph), found in
+    O(A + n) without the dense O(n^2) matrix; otherwise the dense algorithm runs. The
+    oracle of the TREE factor's QP in AD3 (:mod:`decoders._ad3_kernels`) calls this ten
+    times per iteration, mostly at points whose greedy graph is a tree.
+    """
+    N = n + 1
+    heads = np.full(N, -1, dtype=np.int64)
+    best = np.full(N, -np.inf)
+    for a in range(arc_h.shape[0]):
+        h = arc_h[a]
+        m = arc_m[a]
+        if theta[a] > best[m] or (theta[a] == best[m] and h < heads[m]):
+            best[m] = theta[a]
+            heads[m] = h
+    greedy = True
+    root_children = 0
+    mark = np.zeros(N, dtype=np.int64)      # 0 unseen, m walking up from m, -1 reaches 0
+    mark[0] = -1
+    for m in range(1, N):
+        if heads[m] < 0 or best[m] == -np.inf:
+            greedy = False
+            break
+        if heads[m] == 0:
+            root_children += 1
+        x = m
+        while mark[x] == 0:
+            mark[x] = m
+            x = heads[x]
+        if mark[x] == m:                     # the walk closed a cycle
+            greedy = False
+            break
+        y = m                                # the walk reached the root: so does its path
+        while mark[y] == m:
+            mark[y] = -1
+            y = heads[y]
+    if greedy and (root_children == 1 or not single_root):
+        heads[0] = -1
+        value = 0.0
+        for m in range(1, N):
+            value += best[m]
+        return heads, value, OK
+    S = arc_matrix(n, arc_h, arc_m, theta)
+    heads, status = mst_heads(S, single_root)
+    if status != OK:
+        return heads, -np.inf, status
+    return heads, tree_value(S, heads), status
+
+
+@njit(cache=True)
 def _descendants(heads):
     """``bool (N, N)``: ``D[u, v]`` iff v is u or below u in the tree ``heads``."""
     N = heads.shape[0]

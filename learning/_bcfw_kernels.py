@@ -24,8 +24,8 @@ of label l at ``w[part_dim + f * L + l]``.
 import numpy as np
 from numba import njit
 
-from polyparse.decoders._factor_kernels import arc_matrix
-from polyparse.decoders._kernels import OK, mst_heads
+from polyparse.decoders._factor_kernels import arc_mst
+from polyparse.decoders._kernels import OK
 
 
 @njit(cache=True)
@@ -169,7 +169,7 @@ def _tree_direction(n, arc_h, arc_m, state, o_tree, o_dtree, single_root, s):
     scores = np.empty(A)
     for a in range(A):
         scores[a] = -2.0 * state[o_dtree + a]
-    heads, status = mst_heads(arc_matrix(n, arc_h, arc_m, scores), single_root)
+    heads, _, status = arc_mst(n, arc_h, arc_m, scores, single_root)
     dot = 0.0
     for a in range(A):
         s[a] = 1.0 if heads[arc_m[a]] == arc_h[a] else 0.0

@@ -67,12 +67,13 @@ def test_tree_projection_is_the_qp_optimum(n, single_root):
     cap = min(kernels.MAX_ACTIVE, h.size + 1)
     act = np.zeros((cap, N), dtype=np.int64)
     beta, gram, k = np.zeros(cap), np.zeros((cap, cap)), 0
+    minv, updates = np.zeros((cap + 1, cap + 1)), np.zeros(1, dtype=np.int64)
     rng = np.random.default_rng(n)
     for _ in range(100):
         x = 0.5 + rng.normal(size=h.size) * rng.choice([0.1, 1.0, 10.0])
         q = np.empty(h.size)
-        k, status = kernels.tree_qp(x, n, h, m, arc_of, single_root, act, beta, gram, k,
-                                    1000, q)
+        k, status = kernels.tree_qp(x, n, h, m, arc_of, single_root, act, beta, gram, minv,
+                                    updates, k, 1000, q)
         assert status == 0
         assert beta[:k].min() >= 0 and beta[:k].sum() == pytest.approx(1.0, abs=1e-12)
         combination = beta[:k] @ vertices[[_tree_row(trees, act[i]) for i in range(k)]]

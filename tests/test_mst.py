@@ -230,3 +230,38 @@ def test_round_to_tree(single_root):
     best = tree_scores(parts.arc_matrix(half), all_trees(n, single_root)).max()
     assert parts.from_heads(rounded) @ half == pytest.approx(best)
     np.testing.assert_array_equal(round_to_tree(parts, half.copy(), single_root), rounded)
+
+
+@pytest.mark.parametrize("single_root", [False, True])
+def test_arc_list_mst_is_the_dense_one(single_root):
+    """``arc_mst`` (greedy fast path over an arc list, else the dense algorithm) returns
+    the tree, score and status of ``mst_heads`` on the dense matrix: on random pruned
+    arc lists in random order, with ties (integer scores), with a strong root (greedy
+    graph a tree with one root child: the fast path), and with words left headless."""
+    from polyparse.decoders._factor_kernels import arc_matrix, arc_mst
+
+    rng = np.random.default_rng(11)
+    fast = 0
+    for trial in range(400):
+        n = int(rng.integers(1, 9))
+        S = random_scores(rng, n, pruned=rng.choice([0.0, 0.4, 0.8]),
+                          keep_tree=trial % 4 != 0)
+        if trial % 3 == 0:
+            S = np.round(S)                                   # ties
+        if trial % 5 == 0:
+            S[0, 1:] -= 5.0                                   # greedy graphs that are trees
+        h, m = np.nonzero(np.isfinite(S))
+        keep = (h != m) & (m > 0)
+        order = rng.permutation(int(keep.sum()))
+        arc_h, arc_m = h[keep][order], m[keep][order]
+        theta = S[arc_h, arc_m]
+        heads, value, status = arc_mst(n, arc_h, arc_m, theta, single_root)
+        dense = arc_matrix(n, arc_h, arc_m, theta)
+        want, want_status = _kernels.mst_heads(dense, single_root)
+        assert status == want_status
+        if status == _kernels.OK:
+            np.testing.assert_array_equal(heads, want)
+            assert value == pytest.approx(_kernels.tree_value(dense, want), abs=1e-12)
+            best = np.max(dense[:, 1:], axis=0)
+            fast += bool(np.all(dense[heads[1:], np.arange(1, n + 1)] == best))
+    assert fast > 100
