@@ -4,6 +4,7 @@ One command::
 
     python eval/trainers.py [--treebank tr_imst] [--order 2] [--budget SECONDS]
                             [--trainers ssg dlpw hu bcfw bcfw:pairwise=true extragradient]
+                            [--train-decoder ilp|default|NAME] [--out PATH]
 
 Every trainer gets the same training data, features, pruner, ``lambda`` and budget of
 training CPU seconds: by default what the first trainer (the reference, SSG-eta=1) takes
@@ -28,6 +29,7 @@ import logging
 import multiprocessing
 import os
 import resource
+import sys
 import time
 from pathlib import Path
 
@@ -43,7 +45,7 @@ from polyparse.learning.inference import find_constraint  # noqa: E402
 from polyparse.learning.model import LinearModel  # noqa: E402
 from polyparse.learning.trainers import TRAINERS, make_trainer  # noqa: E402
 from polyparse.parser import training  # noqa: E402
-from polyparse.parser.config import TrainConfig  # noqa: E402
+from polyparse.parser.config import TrainConfig, default_decoder  # noqa: E402
 from polyparse.parser.evaluate import attachment_scores  # noqa: E402
 from polyparse.parser.pipeline import Parser  # noqa: E402
 
@@ -167,6 +169,10 @@ def main() -> None:
     ap.add_argument("--max-train", type=int, default=None)
     ap.add_argument("--max-dev", type=int, default=None)
     ap.add_argument("--max-heads", type=int, default=5)
+    ap.add_argument("--train-decoder", default="ilp",
+                    help="the trainers' decoder (SSG-eta=1's relaxed inference follows it: "
+                         "AD3 for ad3 and ad3-exact, HiGHS's LP otherwise); 'default': the "
+                         "parser's default for the order (ad3-exact at order 2)")
     ap.add_argument("--yardstick", type=int, default=300,
                     help="training sentences P(w) is evaluated on")
     ap.add_argument("--time-limit", type=float, default=10.0,
@@ -186,7 +192,10 @@ def main() -> None:
         return
     train, dev = treebank(args.treebank)
     train, dev = train[:args.max_train], dev[:args.max_dev]
-    config = TrainConfig(decoder="ilp" if args.order != "1" else "mst", tagger=None,
+    decoder = args.train_decoder if args.order != "1" else "mst"
+    if decoder == "default":
+        decoder = default_decoder({"order": args.order})
+    config = TrainConfig(decoder=decoder, tagger=None,
                          tokenizer=None, parts={"order": args.order},
                          pruner={"max_heads": args.max_heads})
     start = time.perf_counter()
@@ -235,7 +244,9 @@ def main() -> None:
             row["reach_s"] = reached[0] if reached else float("nan")
             row["reach_x"] = row["reach_s"] / reference["seconds"]
             row["uas_vs_reference"] = row["lp_uas"] - reference["lp_uas"]
-    notes = (f"{len(train)} training sentences, {len(dev)} dev, order {args.order}, at most "
+    command = "python eval/trainers.py " + " ".join(sys.argv[1:])
+    notes = (f"Command: `{command}`. Trainers' decoder: {config.decoder}. "
+             f"{len(train)} training sentences, {len(dev)} dev, order {args.order}, at most "
              f"{args.max_heads} candidate heads per word, lambda {args.lambda_}; budget: "
              f"CPU seconds of training per trainer, by default the reference "
              f"{reference['trainer']}'s {reference['epochs']} epochs "
