@@ -79,9 +79,10 @@ class AD3Decoder(Decoder):
     -----
     Orders 1 and 2 with all-pairs siblings (the part types of the factor graph); valency,
     non-projective-arc and consecutive-sibling parts have no factor here (use ``lp`` or
-    ``ilp``). ``output`` is the average ``p`` of the factors' copies of the arc variables
-    and the pairwise factors' (1, 1) values, ``value`` its objective (the LP optimum
-    when converged; before, an estimate that may lie on either side of it). ``heads``:
+    ``ilp``). ``output`` is the best feasible point AD3 saw (its arc values: the TREE
+    factor's copy or the heaviest tree of that copy's combination; the pairwise values
+    that go best with them), ``value`` its objective (the LP optimum when converged;
+    before, a lower bound on it). ``heads``:
     the maximum spanning tree under ``p`` (:func:`~decoders.lp.round_relaxed`, with
     local search when ``p`` is fractional). ``stats``: ``lp_value`` (= ``value``),
     ``dual_value`` (the least dual value seen, an upper bound on the LP optimum and on

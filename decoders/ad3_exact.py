@@ -83,7 +83,7 @@ class AD3ExactDecoder(AD3Decoder):
     whose bound is at most the incumbent's score plus ``tol * max(scale, |score|)`` (the
     AD3 certificate's slack, ``scale`` the largest absolute part score) is closed, and
     AD3 stops on a node as soon as its dual value gets there (the kernel's ``cutoff``,
-    checked every :data:`~decoders._ad3_kernels.CUTOFF_EVERY` iterations); any other is
+    checked every :data:`~decoders._ad3_kernels.DUAL_EVERY` iterations); any other is
     split on :func:`branching_arc`, the free arc whose value is most fractional weighted
     by the scores at stake on it. ``heads`` is the best tree found, ``output`` its structure and
     ``value`` its score. ``stats``: ``nodes`` (nodes solved after the root: 0 when the

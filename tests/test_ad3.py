@@ -67,18 +67,47 @@ def test_tree_projection_is_the_qp_optimum(n, single_root):
     cap = min(kernels.MAX_ACTIVE, h.size + 1)
     act = np.zeros((cap, N), dtype=np.int64)
     beta, gram, k = np.zeros(cap), np.zeros((cap, cap)), 0
-    minv, updates = np.zeros((cap + 1, cap + 1)), np.zeros(1, dtype=np.int64)
+    minv = np.zeros((cap + 1, cap + 1))
     rng = np.random.default_rng(n)
     for _ in range(100):
         x = 0.5 + rng.normal(size=h.size) * rng.choice([0.1, 1.0, 10.0])
         q = np.empty(h.size)
         k, status = kernels.tree_qp(x, n, h, m, arc_of, single_root, act, beta, gram, minv,
-                                    updates, k, 1000, q)
+                                    k, 1000, q)
         assert status == 0
         assert beta[:k].min() >= 0 and beta[:k].sum() == pytest.approx(1.0, abs=1e-12)
         combination = beta[:k] @ vertices[[_tree_row(trees, act[i]) for i in range(k)]]
         np.testing.assert_allclose(q, combination, atol=1e-12)
-        assert ((vertices - q) @ (x - q)).max() <= 1e-12 * (1 + np.abs(x).max())
+        # the QP stops when no tree beats tau = (x - q) . q by 1e-12 max(1, |tau|), and
+        # |tau| <= n (1 + max |x|)
+        assert ((vertices - q) @ (x - q)).max() <= 1e-12 * n * (1 + np.abs(x).max())
+
+
+def test_kkt_solve_recovers_from_a_drifted_inverse():
+    """The active set's KKT system with trees that share most arcs (nearly singular, as
+    AD3's late active sets): from an inverse off by 1e-4 (what rank-one updates drifted to
+    on an en_ewt sentence, weights summing to 0.998) ``_kkt_solve`` still returns the
+    solution, as a dense solver does, and leaves the inverse refreshed."""
+    rng = np.random.default_rng(5)
+    n, k = 30, 20
+    base = rng.integers(0, n, size=n + 1)
+    trees = np.tile(base, (k, 1))
+    for i in range(1, k):                    # each tree differs from the first in 1-2 heads
+        trees[i, rng.integers(1, n + 1, size=2)] = rng.integers(0, n, size=2)
+    gram = np.zeros((k + 1, k + 1))
+    gram[:k, :k] = (trees[:, None, 1:] == trees[None, :, 1:]).sum(axis=2)
+    M = np.zeros((k + 1, k + 1))
+    M[0, 1:], M[1:, 0], M[1:, 1:] = 1.0, 1.0, gram[:k, :k]
+    rhs = rng.normal(size=k) * 10.0
+    want = np.linalg.solve(M, np.concatenate([[1.0], rhs]))
+    assert np.linalg.cond(M) > 1e3
+    minv = np.zeros((k + 2, k + 2))
+    minv[:k + 1, :k + 1] = np.linalg.inv(M) + rng.normal(size=(k + 1, k + 1)) * 1e-4
+    out = np.empty(k + 1)
+    kernels._kkt_solve(k, gram, minv, rhs, out)
+    np.testing.assert_allclose(out, want, rtol=1e-7, atol=1e-7)
+    assert out[1:].sum() == pytest.approx(1.0, abs=1e-9)
+    np.testing.assert_allclose(minv[:k + 1, :k + 1], np.linalg.inv(M), rtol=1e-6, atol=1e-6)
 
 
 def _tree_row(trees, heads):
