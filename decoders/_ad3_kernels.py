@@ -183,6 +183,16 @@ def _kkt_residual(k, gram, rhs, x, res):
 
 
 @njit(cache=True)
+def _kkt_product(k, minv, rhs, out):
+    """``out[:k + 1] = minv[:k + 1, :k + 1] @ [1; rhs]``."""
+    for i in range(k + 1):
+        total = minv[i, 0]
+        for j in range(k):
+            total += minv[i, j + 1] * rhs[j]
+        out[i] = total
+
+
+@njit(cache=True)
 def _kkt_solve(k, gram, minv, rhs, out):
     """``out[:k + 1]`` = the solution ``[tau; z]`` of ``[[0, 1'], [1, G]] [tau; z] =
     [1; rhs]``, as the product of ``minv`` (its inverse, kept by rank-one updates) with
@@ -196,21 +206,13 @@ def _kkt_solve(k, gram, minv, rhs, out):
     for j in range(k):
         scale = max(scale, abs(rhs[j]))
     res = np.empty(k + 1)
-    for i in range(k + 1):
-        total = minv[i, 0]
-        for j in range(k):
-            total += minv[i, j + 1] * rhs[j]
-        out[i] = total
+    _kkt_product(k, minv, rhs, out)
     for step in range(4):
         if _kkt_residual(k, gram, rhs, out, res) <= 1e-12 * scale or step == 3:
             return
         if step == 2:
             _kkt_inverse(k, gram, minv)
-            for i in range(k + 1):
-                total = minv[i, 0]
-                for j in range(k):
-                    total += minv[i, j + 1] * rhs[j]
-                out[i] = total
+            _kkt_product(k, minv, rhs, out)
         else:
             for i in range(k + 1):
                 total = 0.0
@@ -463,8 +465,8 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
     -------
     arcs, r, primal, dual, iterations, converged, status:
         The best feasible point seen: ``float64 (A,)`` arc values (the TREE factor's
-        copy, a convex combination of trees, or the heaviest of those trees) and ``float64 (P,)`` the pairwise factors'
-        (1, 1) values that go best with them; its value ``primal`` (a lower bound on the
+        copy, a convex combination of trees, or the heaviest of those trees) and
+        ``float64 (P,)`` the pairwise factors' (1, 1) values that go best with them; its value ``primal`` (a lower bound on the
         LP optimum); the least dual value seen (an upper bound); both evaluated as
         ``tol`` says. Then the iterations run, whether the gap met ``tol``, and the
         MST status (:data:`decoders._kernels.OK` or why no tree exists).
