@@ -242,7 +242,7 @@ def test_arc_list_mst_is_the_dense_one(single_root):
 
     rng = np.random.default_rng(11)
     fast = 0
-    for trial in range(400):
+    for trial in range(200):
         n = int(rng.integers(1, 9))
         S = random_scores(rng, n, pruned=rng.choice([0.0, 0.4, 0.8]),
                           keep_tree=trial % 4 != 0)
@@ -264,4 +264,4 @@ def test_arc_list_mst_is_the_dense_one(single_root):
             assert value == pytest.approx(_kernels.tree_value(dense, want), abs=1e-12)
             best = np.max(dense[:, 1:], axis=0)
             fast += bool(np.all(dense[heads[1:], np.arange(1, n + 1)] == best))
-    assert fast > 100
+    assert fast > 50
