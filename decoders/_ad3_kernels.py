@@ -222,6 +222,27 @@ def _kkt_solve(k, gram, minv, rhs, out):
 
 
 @njit(cache=True)
+def _schur(k, n, gram, minv, row, sol):
+    """The Schur complement ``n - [1; row] . sol`` of a tree sharing ``row[i]`` arcs with
+    active tree i, ``sol`` (filled) the KKT solution for ``[1; row]``: 0 iff the tree is
+    an affine combination ``sum c_i act_i`` (``sum c_i = 1``) of the active ones."""
+    _kkt_solve(k, gram, minv, row, sol)
+    schur = n - sol[0]
+    for i in range(k):
+        schur -= row[i] * sol[i + 1]
+    return schur
+
+
+@njit(cache=True)
+def _combination(act, beta, k, arc_of, q):
+    """``q`` = the arc vector ``sum_i beta[i] act_i`` of the ``k`` active trees."""
+    q[:] = 0.0
+    for i in range(k):
+        for m in range(1, act.shape[1]):
+            q[arc_of[act[i, m], m]] += beta[i]
+
+
+@njit(cache=True)
 def _insert(k, heads, row, sol, schur, n, act, beta, weight, gram, minv):
     """Append tree ``heads`` (``row``: the arcs it shares with each active tree, ``sol``
     the KKT solution for ``[1; row]`` and ``schur`` the Schur complement ``n - [1;
@@ -304,10 +325,7 @@ def tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram, minv,
                 k = _remove(blocking, k, act, beta, gram, minv)
                 continue
         # The point is optimal on its active set: is a tree outside it better?
-        q[:] = 0.0
-        for i in range(k):
-            for m in range(1, n + 1):
-                q[arc_of[act[i, m], m]] += beta[i]
+        _combination(act, beta, k, arc_of, q)
         grad = target - q
         heads, value, status = arc_mst(n, arc_h, arc_m, grad, single_root)
         if status != OK:
@@ -316,19 +334,11 @@ def tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram, minv,
             return k, OK
         known = False
         for i in range(k):
-            if _common(act[i], heads) == n:
-                known = True
-                break
+            row[i] = _common(act[i], heads)
+            known |= row[i] == n
         if known or k == cap:           # rounding noise, or no room: stop here
             return k, OK
-        for i in range(k):
-            row[i] = _common(act[i], heads)
-        # Schur complement of the bordered system: 0 iff the tree is an affine
-        # combination sum c_i act_i (sum c_i = 1) of the active ones.
-        _kkt_solve(k, gram, minv, row, sol)
-        schur = n - sol[0]
-        for i in range(k):
-            schur -= row[i] * sol[i + 1]
+        schur = _schur(k, n, gram, minv, row, sol)
         new_weight = 0.0
         if schur <= 1e-9 * n:
             out = -1
@@ -346,16 +356,10 @@ def tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram, minv,
             k = _remove(out, k, act, beta, gram, minv)
             for i in range(k):
                 row[i] = _common(act[i], heads)
-            _kkt_solve(k, gram, minv, row, sol)
-            schur = n - sol[0]
-            for i in range(k):
-                schur -= row[i] * sol[i + 1]
+            schur = _schur(k, n, gram, minv, row, sol)
         k = _insert(k, heads, row, sol, schur, n, act, beta, new_weight, gram, minv)
         changed = True
-    q[:] = 0.0
-    for i in range(k):
-        for m in range(1, n + 1):
-            q[arc_of[act[i, m], m]] += beta[i]
+    _combination(act, beta, k, arc_of, q)
     return k, OK
 
 

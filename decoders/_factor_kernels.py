@@ -131,7 +131,7 @@ def arc_mst(n, arc_h, arc_m, theta, single_root):
     mark = np.zeros(N, dtype=np.int64)      # 0 unseen, m walking up from m, -1 reaches 0
     mark[0] = -1
     for m in range(1, N):
-        if heads[m] < 0 or best[m] == -np.inf:
+        if heads[m] < 0:                     # no finite arc into m
             greedy = False
             break
         if heads[m] == 0:

@@ -170,9 +170,9 @@ def main() -> None:
     ap.add_argument("--max-dev", type=int, default=None)
     ap.add_argument("--max-heads", type=int, default=5)
     ap.add_argument("--train-decoder", default="ilp",
-                    help="the trainers' decoder (SSG-eta=1's relaxed inference follows it: "
-                         "AD3 for ad3 and ad3-exact, HiGHS's LP otherwise); 'default': the "
-                         "parser's default for the order (ad3-exact at order 2)")
+                    help="the trainers' decoder at order 2 (SSG-eta=1's relaxed inference "
+                         "follows it: AD3 for ad3 and ad3-exact, HiGHS's LP otherwise); "
+                         "'default': the parser's default (ad3-exact); order 1 uses mst")
     ap.add_argument("--yardstick", type=int, default=300,
                     help="training sentences P(w) is evaluated on")
     ap.add_argument("--time-limit", type=float, default=10.0,
