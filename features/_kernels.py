@@ -542,6 +542,14 @@ def arc_scores(ids, table, salt, bits, W, every):
 
     col = np.zeros(ANCHOR_B, dtype=np.int64)
     values = np.zeros(N_ARC_FIELDS, dtype=np.int64)
+    # the weight rows to add, queued while hashing and added in one loop (_flush): the
+    # reads of W, which mostly miss the cache, are then independent of one another
+    capacity = 2 * n_templates * (n + 3)
+    q_row = np.zeros(capacity, dtype=np.uint64)
+    q_dest = np.zeros(capacity, dtype=np.int64)
+    q_sign = np.zeros(capacity)
+    q_top = np.zeros(1, dtype=np.int64)
+    queue = (q_row, q_dest, q_sign, q_top)
     by_m = np.zeros((2, n + 1, n_out))          # per (side, m): templates at m only
     for side in range(2):
         for m in range(1, n + 1):
@@ -549,13 +557,15 @@ def arc_scores(ids, table, salt, bits, W, every):
             col[ANCHOR_M] = m + 1
             for t in range(n_templates):
                 if where[t] == 2:
-                    _add_template(by_m[side, m], W, t, col, values, 0, table, lay, groups,
-                                  lead_hash, bits, padded, distinct, n_distinct, seen)
+                    _queue_template(queue, -1, t, col, values, 0, table, lay, groups,
+                                    lead_hash, bits, padded, distinct, n_distinct, seen)
+            _flush(queue, W, by_m[side, m], memo)
 
     scores = np.full((n + 1, n + 1), -np.inf)
     labels = np.zeros((n + 1, n + 1), dtype=np.int64)
     acc = np.zeros(n_out)
     by_h = np.zeros(n_out)
+    used = np.zeros(n_templates, dtype=np.int64)    # the memo entries of an arc
     for h in range(n + 1):
         for step in (1, -1):
             for t in range(n_templates):
@@ -571,8 +581,9 @@ def arc_scores(ids, table, salt, bits, W, every):
             by_h[:] = 0.0
             for t in range(n_templates):
                 if where[t] == 1:
-                    _add_template(by_h, W, t, col, values, 0, table, lay, groups, lead_hash,
-                                  bits, padded, distinct, n_distinct, seen)
+                    _queue_template(queue, -1, t, col, values, 0, table, lay, groups,
+                                    lead_hash, bits, padded, distinct, n_distinct, seen)
+            _flush(queue, W, by_h, memo)
             m = h + step
             while 1 <= m <= n:
                 part_values(h, m, -1, n, False, values)
@@ -580,12 +591,13 @@ def arc_scores(ids, table, salt, bits, W, every):
                 conj = CONJ_BASE + N_DISTANCE_BINS * values[ARC_DIR] + values[ARC_DIST]
                 for j in range(n_out):
                     acc[j] = by_h[j] + by_m[side, m, j]
+                n_used = 0
                 for t in range(n_templates):
                     if where[t] != 0:
                         continue
                     if memo_at[t] < 0:
-                        _add_template(acc, W, t, col, values, conj, table, lay, groups,
-                                      lead_hash, bits, padded, distinct, n_distinct, seen)
+                        _queue_template(queue, -1, t, col, values, conj, table, lay, groups,
+                                        lead_hash, bits, padded, distinct, n_distinct, seen)
                         continue
                     if lazy[t]:
                         e = memo_at[t] + cls[t, m + 1]
@@ -594,23 +606,26 @@ def arc_scores(ids, table, salt, bits, W, every):
                             synced[e] = 0
                             memo[e] = 0.0
                         if synced[e] < n_events[t]:
-                            _apply_events(memo[e], W, t, col, values, lay, groups, lead_hash,
+                            _queue_events(queue, e, t, col, values, lay, groups, lead_hash,
                                           bits, event_at, event_old, synced[e], n_events[t])
                             synced[e] = n_events[t]
-                        for j in range(n_out):
-                            acc[j] += memo[e, j]
-                        continue
-                    e = values[ARC_DIST] if reads_dist[t] else 0
-                    if reads_len[t]:
-                        e = e * N_LEN_BINS + values[ARC_LEN]
-                    e += memo_at[t] + cls[t, m + 1] * n_parts[t]
-                    if stamp[e] != sweep:
-                        stamp[e] = sweep
-                        memo[e] = 0.0
-                        _add_template(memo[e], W, t, col, values, conj, table, lay, groups,
-                                      lead_hash, bits, padded, distinct, n_distinct, seen)
+                    else:
+                        e = values[ARC_DIST] if reads_dist[t] else 0
+                        if reads_len[t]:
+                            e = e * N_LEN_BINS + values[ARC_LEN]
+                        e += memo_at[t] + cls[t, m + 1] * n_parts[t]
+                        if stamp[e] != sweep:
+                            stamp[e] = sweep
+                            memo[e] = 0.0
+                            _queue_template(queue, e, t, col, values, conj, table, lay,
+                                            groups, lead_hash, bits, padded, distinct,
+                                            n_distinct, seen)
+                    used[n_used] = e
+                    n_used += 1
+                _flush(queue, W, acc, memo)
+                for u in range(n_used):
                     for j in range(n_out):
-                        acc[j] += memo[e, j]
+                        acc[j] += memo[used[u], j]
                 best = 0
                 for j in range(1, n_out):
                     if acc[j] > acc[best]:
@@ -637,12 +652,12 @@ def arc_scores(ids, table, salt, bits, W, every):
 
 
 @njit(cache=True)
-def _apply_events(acc, W, t, col, values, lay, groups, lead_hash, bits, event_at, event_old,
-                  first, stop):
-    """Add to ``acc`` the change of the features of in-between template t (anchors at
-    ``col``) made by events ``first..stop-1`` of :func:`arc_scores`: a value enters the
-    words between h and m (old count 0) or, for ``arc.bcount``, its count grows by one
-    (its old feature leaves, the new one enters)."""
+def _queue_events(queue, dest, t, col, values, lay, groups, lead_hash, bits, event_at,
+                  event_old, first, stop):
+    """Queue (:func:`_flush`) for ``dest`` the change of the features of in-between
+    template t (anchors at ``col``) made by events ``first..stop-1`` of
+    :func:`arc_scores`: a value enters the words between h and m (old count 0) or, for
+    ``arc.bcount``, its count grows by one (its old feature leaves, the new one enters)."""
     has, lead, rest, n_rest, bfield, afield, n_afield, bcount = lay
     mask = np.uint64((1 << bits) - 1)
     hv = _word_hash(t, col, lead, lead_hash, rest, n_rest, groups)
@@ -650,15 +665,14 @@ def _apply_events(acc, W, t, col, values, lay, groups, lead_hash, bits, event_at
         hb = mix(hv, groups[t, ANCHOR_B, event_at[t, k] + 1])
         old = event_old[t, k]
         if not has[t, ANCHOR_ARC]:
-            _add_row(acc, W, hb & mask)
+            _queue_row(queue, hb & mask, dest, 1.0)
             continue
         values[ARC_BCOUNT] = old + 1
-        _add_row(acc, W, mix(hb, _part_hash(t, afield, n_afield, values)) & mask)
+        _queue_row(queue, mix(hb, _part_hash(t, afield, n_afield, values)) & mask, dest, 1.0)
         if bcount[t] and old > 0:
             values[ARC_BCOUNT] = old
-            index = mix(hb, _part_hash(t, afield, n_afield, values)) & mask
-            for j in range(acc.shape[0]):
-                acc[j] -= W[index, j]
+            _queue_row(queue, mix(hb, _part_hash(t, afield, n_afield, values)) & mask, dest,
+                       -1.0)
 
 
 @njit(cache=True)
@@ -674,11 +688,11 @@ def _dense_ids(values, out):
 
 
 @njit(cache=True, inline="always")
-def _add_template(acc, W, t, col, values, conj, table, lay, groups, lead_hash, bits,
-                  padded, distinct, n_distinct, seen):
-    """``acc += W[f]`` for the features f of template t on the part whose word columns
-    are ``col`` and part atoms ``values`` (:func:`arc_scores`; in-between values from
-    ``distinct`` and their counts from ``seen``)."""
+def _queue_template(queue, dest, t, col, values, conj, table, lay, groups, lead_hash,
+                    bits, padded, distinct, n_distinct, seen):
+    """Queue (:func:`_flush`) for ``dest`` the features f of template t on the part whose
+    word columns are ``col`` and part atoms ``values`` (:func:`arc_scores`; in-between
+    values from ``distinct`` and their counts from ``seen``)."""
     has, lead, rest, n_rest, bfield, afield, n_afield, bcount = lay
     mask = np.uint64((1 << bits) - 1)
     conjoin = table[t, COL_CONJOIN] != 0
@@ -687,9 +701,9 @@ def _add_template(acc, W, t, col, values, conj, table, lay, groups, lead_hash, b
     if bfield[t] < 0:
         if has[t, ANCHOR_ARC]:
             hv = mix(hv, ga)
-        _add_row(acc, W, hv & mask)
+        _queue_row(queue, hv & mask, dest, 1.0)
         if conjoin:
-            _add_row(acc, W, mix(hv, conj) & mask)
+            _queue_row(queue, mix(hv, conj) & mask, dest, 1.0)
         return
     for i in range(n_distinct[t]):
         b = distinct[t, i]
@@ -699,12 +713,38 @@ def _add_template(acc, W, t, col, values, conj, table, lay, groups, lead_hash, b
                 values[ARC_BCOUNT] = min(seen[t, padded[bfield[t], b + 1]], MAX_BCOUNT)
                 ga = _part_hash(t, afield, n_afield, values)
             hb = mix(hb, ga)
-        _add_row(acc, W, hb & mask)
+        _queue_row(queue, hb & mask, dest, 1.0)
         if conjoin:
-            _add_row(acc, W, mix(hb, conj) & mask)
+            _queue_row(queue, mix(hb, conj) & mask, dest, 1.0)
+
+
+@njit(cache=True, inline="always")
+def _queue_row(queue, index, dest, sign):
+    """Queue ``sign * W[index]`` for ``dest`` (:func:`_flush`)."""
+    q_row, q_dest, q_sign, q_top = queue
+    k = q_top[0]
+    q_row[k] = index
+    q_dest[k] = dest
+    q_sign[k] = sign
+    q_top[0] = k + 1
 
 
 @njit(cache=True)
-def _add_row(acc, W, index):
-    for j in range(acc.shape[0]):
-        acc[j] += W[index, j]
+def _flush(queue, W, acc, memo):
+    """Add the queued rows of ``W`` (times their signs, +-1: exact) to ``acc`` (destination
+    -1) or to the memo entry they name, in the order queued, and empty the queue. One
+    tight loop of independent loads, which the processor overlaps: with the loads
+    interleaved with the hashing, the arc scores of 600 en_ewt dev sentences took 1.4x
+    as long (median 12.8 against 9.1 us per arc), their 51 label scores 1.15x."""
+    q_row, q_dest, q_sign, q_top = queue
+    for k in range(q_top[0]):
+        index = q_row[k]
+        sign = q_sign[k]
+        if q_dest[k] < 0:
+            for j in range(acc.shape[0]):
+                acc[j] += sign * W[index, j]
+        else:
+            d = q_dest[k]
+            for j in range(acc.shape[0]):
+                memo[d, j] += sign * W[index, j]
+    q_top[0] = 0
