@@ -73,7 +73,8 @@ class LinearModel:
         Fitted feature extractor (its vocabulary and template configuration are part of
         the model).
     labels:
-        Dependency relation labels; label id ``i`` is ``labels[i]``.
+        Dependency relation labels; label id ``i`` is ``labels[i]``. Empty: an unlabeled
+        model (arc scores only, no label weights; a pruner's, :mod:`learning.pruning`).
     weights:
         Flat weight vector of length :attr:`dim` (float64 zeros by default; a model read
         from its file keeps the file's float32, half the memory, the same scores).
@@ -128,7 +129,10 @@ class LinearModel:
             arcs = self.candidate_arcs(sentence, gold=gold)
         parts = build_parts(len(sentence), arcs, **self.part_options)
         part_features = self.extractor.part_features(encoded, parts)
-        label_features = self.extractor.label_features(encoded, parts.arcs)
+        if self.labels:
+            label_features = self.extractor.label_features(encoded, parts.arcs)
+        else:
+            label_features = sp.csr_matrix((len(parts.arcs), self.label_dim))
         example = Example(sentence, parts, part_features, label_features)
         if gold:
             example.gold = parts.from_heads(sentence.heads)
@@ -160,6 +164,9 @@ class LinearModel:
             if label_cost:
                 label_scores[rows] += label_cost
                 label_scores[rows, example.gold_labels[rows]] -= label_cost
+        if not self.labels:
+            return Scores(part_scores, np.zeros(len(label_scores), dtype=np.int64),
+                          label_scores, gold)
         best = label_scores.argmax(axis=1)
         part_scores[example.parts.block(PartType.ARC)] += label_scores[np.arange(best.size), best]
         return Scores(part_scores, best, label_scores, gold)
@@ -178,7 +185,8 @@ class LinearModel:
         for what is not a candidate arc (the diagonal, column 0, pruned arcs), and
         ``labels[h, m]`` that label's id. ``label_scores`` (``float64 (n + 1, n + 1,
         n_labels)``), if given, receives every label's score of every arc (what
-        :meth:`label_scores` gives for them) from the same pass.
+        :meth:`label_scores` gives for them) from the same pass. An unlabeled model
+        has no label pass and its ``labels`` are 0.
 
         The features of the ``n^2`` arcs are hashed and weighed in one pass and never
         stored (:meth:`FeatureExtractor.arc_scores`): memory O(n^2), time O(n^2) times
@@ -191,6 +199,9 @@ class LinearModel:
             v = self.weights
         encoded = self.extractor.encode(sentence)
         label_matrix = v[self.part_dim:].reshape(self.label_dim, len(self.labels))
+        if not self.labels:
+            S = self.extractor.arc_scores(encoded, v[:self.part_dim])
+            return self._candidates_only(S, sentence), np.zeros(S.shape, dtype=np.int64)
         if len(sentence) < THREADED_WORDS:
             S = self.extractor.arc_scores(encoded, v[:self.part_dim])
             best, labels = self.extractor.best_label_scores(encoded, label_matrix,
@@ -203,12 +214,16 @@ class LinearModel:
                 S = self.extractor.arc_scores(encoded, v[:self.part_dim])
                 best, labels = label_job.result()
         S += best
+        return self._candidates_only(S, sentence), labels
+
+    def _candidates_only(self, S: np.ndarray, sentence: Sentence) -> np.ndarray:
+        """``S`` with ``-inf`` on the arcs :meth:`candidate_arcs` leaves out."""
         arcs = self.candidate_arcs(sentence)
         if arcs is not None:
             keep = np.zeros(S.shape, dtype=bool)
             keep[arcs[:, 0], arcs[:, 1]] = True
             S[~keep] = -np.inf
-        return S, labels
+        return S
 
     # -- feature differences ----------------------------------------------------------
 

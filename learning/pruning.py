@@ -75,6 +75,12 @@ class Pruner:
         self.temperature = best["temperature"]
         return best
 
+    @property
+    def labeled(self) -> bool:
+        """Whether the arc scores fold in each arc's best label (a labeled model)."""
+        return bool(self.model.labels)
+
     def to_json(self) -> dict:
         return {"single_root": self.single_root, "threshold": self.threshold,
-                "max_heads": self.max_heads, "temperature": self.temperature}
+                "max_heads": self.max_heads, "temperature": self.temperature,
+                "labeled": self.labeled}

@@ -63,6 +63,9 @@ def _add_train(sub) -> None:
                    help="consecutive sibling parts instead of all sibling pairs")
     p.add_argument("--max-heads", type=int, default=None,
                    help="pruning: candidate heads kept per word (default 10)")
+    p.add_argument("--labeled-pruner", action="store_true",
+                   help="pruning: a labeled first-order model (by default it is unlabeled, "
+                        "as TurboParser's: half the time, 0.15 points less oracle on en_ewt)")
     p.add_argument("--trainer", default="ssg", choices=sorted(TRAINERS), metavar="T",
                    help="trainer: " + "; ".join(f"{name}: {_summary(cls)}"
                                                  for name, cls in sorted(TRAINERS.items())))
@@ -163,7 +166,7 @@ def _train_with(args, decoder, parts, trainer_options, decoder_options, client) 
         features=_given(bits=args.bits, label_bits=args.label_bits,
                         morphology=args.morphology or None),
         parts=parts,
-        pruner=_given(max_heads=args.max_heads),
+        pruner=_given(max_heads=args.max_heads, labeled=args.labeled_pruner or None),
         tagger=None if args.no_tagger else _given(epochs=args.tagger_epochs,
                                                   clusters=args.word_clusters),
         jackknife=args.jackknife, ud_rules=not args.no_ud_rules,

@@ -45,7 +45,7 @@ class TrainConfig:
     features: dict = field(default_factory=dict)
     parts: dict = field(default_factory=dict)      # build_parts options: order, ...
     prune: bool | None = None                      # default: for higher-order models
-    pruner: dict = field(default_factory=dict)     # threshold, max_heads, epochs
+    pruner: dict = field(default_factory=dict)     # threshold, max_heads, epochs, labeled
     tokenizer: dict | None = field(default_factory=dict)
     tagger: dict | None = None
     lemmatizer: dict | None = field(default_factory=dict)

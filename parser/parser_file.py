@@ -86,10 +86,15 @@ def read(path: str | Path) -> Stored:
         config = TrainConfig.from_json(meta["training"])
         pruner = None
         if meta["pruner"]:
-            pruner_model = LinearModel(extractor, meta["labels"],
-                                       _load_weights(extractor, meta, arrays, "pruner_"))
-            pruner = Pruner(pruner_model, **meta["pruner"])
-        model = LinearModel(extractor, meta["labels"], _load_weights(extractor, meta, arrays, ""),
+            options = dict(meta["pruner"])
+            # files written before unlabeled pruners have labeled ones
+            pruner_labels = meta["labels"] if options.pop("labeled", True) else []
+            pruner_model = LinearModel(extractor, pruner_labels,
+                                       _load_weights(extractor, pruner_labels, arrays,
+                                                     "pruner_"))
+            pruner = Pruner(pruner_model, **options)
+        model = LinearModel(extractor, meta["labels"],
+                            _load_weights(extractor, meta["labels"], arrays, ""),
                             parts=config.parts, pruner=pruner)
         tokenizer = tagger = lemmatizer = None
         if meta.get("tokenizer"):
@@ -121,12 +126,13 @@ def _sparse_weights(prefix: str, weights: np.ndarray) -> dict:
             f"{prefix}weight_value": weights[nonzero].astype(np.float32)}
 
 
-def _load_weights(extractor: FeatureExtractor, meta: dict, arrays: dict,
+def _load_weights(extractor: FeatureExtractor, labels: list, arrays: dict,
                   prefix: str) -> np.ndarray:
-    """The dense weight vector stored under ``prefix``, in the file's float32 (a
+    """The dense weight vector stored under ``prefix`` of a model with ``labels``, in the
+    file's float32 (a
     :class:`LinearModel` scores with it as with float64, to the last bit, in half the
     memory: 0.28 GB less each for an order-2 en_ewt model and its pruner)."""
-    dim = LinearModel.dimension(extractor, len(meta["labels"]))
+    dim = LinearModel.dimension(extractor, len(labels))
     index = arrays[f"{prefix}weight_index"]
     if index.size and (index.min() < 0 or index.max() >= dim):
         raise ValueError("weight index out of range")

@@ -5,6 +5,9 @@ import json
 import numpy as np
 import pytest
 
+from polyparse.decoders import PartType
+from polyparse.decoders.parts import arc_parts
+from polyparse.parser import model_file
 from polyparse.parser.cli import main
 from polyparse.parser.pipeline import Parser, TrainConfig
 
@@ -55,6 +58,28 @@ def test_pruner_calibration_takes_the_best_oracle_when_the_target_is_out_of_reac
     reachable = min(oracles)
     pruner.calibrate(sample_dev[:40], target=reachable, temperatures=temperatures)
     assert pruner.temperature == temperatures[0]
+
+
+def test_the_pruner_is_unlabeled_and_older_files_keep_their_labeled_one(order2_model,
+                                                                        sample_dev, tmp_path):
+    pruner = Parser.load(order2_model).model.pruner
+    assert not pruner.labeled and pruner.model.dim == pruner.model.part_dim
+    # its fused arc scores are the scores of its examples' ARC parts, no label folded in
+    sentence = max(sample_dev[:20], key=len)
+    S, labels = pruner.model.arc_scores(sentence)
+    n = len(sentence)
+    example = pruner.model.example(sentence, arcs=arc_parts(n).arcs)
+    parts = pruner.model.scores(example).parts[example.parts.block(PartType.ARC)]
+    arcs = example.parts.arcs
+    np.testing.assert_allclose(S[arcs[:, 0], arcs[:, 1]], parts, rtol=1e-9, atol=1e-9)
+    assert not labels.any() and np.isfinite(parts).all() and parts.std() > 0
+    # a file from before unlabeled pruners has no "labeled" entry: its pruner is labeled
+    stored = model_file.load(order2_model)
+    del stored.metadata["pruner"]["labeled"]
+    old = tmp_path / "old.npz"
+    model_file.save(old, stored)
+    pruner = Parser.load(old).model.pruner
+    assert pruner.labeled and pruner.model.labels == Parser.load(order2_model).model.labels
 
 
 def test_order2_parses_into_trees(order2_model, sample_dev):
