@@ -82,6 +82,9 @@ def main() -> None:
                     help="SSG's regularization (default: the trainer's, 1e-5)")
     ap.add_argument("--morphology", action="store_true",
                     help="features read XPOS|FEATS where they read XPOS (FeatureConfig)")
+    ap.add_argument("--labeled-pruner", action="store_true",
+                    help="a labeled first-order pruner (default: unlabeled, as polyparse "
+                         "train)")
     ap.add_argument("--out", default=str(RESULTS / "orders"))
     args = ap.parse_args()
     models = Path(args.models) if args.models else None
@@ -102,7 +105,8 @@ def main() -> None:
                                                   **lambda_option},
                                  features={"morphology": args.morphology},
                                  prune=True, ud_rules=False,  # the decoders' own trees
-                                 pruner={"max_heads": args.max_heads})
+                                 pruner={"max_heads": args.max_heads,
+                                         "labeled": args.labeled_pruner})
             path = models / f"{name}-{order}.npz" if models else None
             reused = bool(args.reuse and path and path.exists())
             if reused:
@@ -139,7 +143,9 @@ def write(out: Path, rows: list[dict], args) -> None:
                       f"features {'with' if args.morphology else 'without'} morphology "
                       f"(XPOS|FEATS), mini-batches of "
                       f"{args.batch or args.jobs} on {args.jobs} process(es), "
-                      f"pruned to {args.max_heads} heads per word; load (1 min) when "
+                      f"pruned to {args.max_heads} heads per word by a "
+                      f"{'labeled' if args.labeled_pruner else 'unlabeled'} first-order "
+                      "model; load (1 min) when "
                       f"written: {os.getloadavg()[0]:.2f}; scores over all words, "
                       "gold tags; tokens/s on one core.")
 

@@ -198,10 +198,10 @@ class LinearModel:
         if v is None:
             v = self.weights
         encoded = self.extractor.encode(sentence)
-        label_matrix = v[self.part_dim:].reshape(self.label_dim, len(self.labels))
         if not self.labels:
             S = self.extractor.arc_scores(encoded, v[:self.part_dim])
             return self._candidates_only(S, sentence), np.zeros(S.shape, dtype=np.int64)
+        label_matrix = v[self.part_dim:].reshape(self.label_dim, len(self.labels))
         if len(sentence) < THREADED_WORDS:
             S = self.extractor.arc_scores(encoded, v[:self.part_dim])
             best, labels = self.extractor.best_label_scores(encoded, label_matrix,
