@@ -65,7 +65,8 @@ def _add_train(sub) -> None:
                    help="pruning: candidate heads kept per word (default 10)")
     p.add_argument("--labeled-pruner", action="store_true",
                    help="pruning: a labeled first-order model (by default it is unlabeled, "
-                        "as TurboParser's: half the time, 0.15 points less oracle on en_ewt)")
+                        "as TurboParser's: half the time; it kept 0.15 (en_ewt) and 0.4 "
+                        "(tr_imst) points fewer gold heads, with the same dev UAS within 0.1)")
     p.add_argument("--trainer", default="ssg", choices=sorted(TRAINERS), metavar="T",
                    help="trainer: " + "; ".join(f"{name}: {_summary(cls)}"
                                                  for name, cls in sorted(TRAINERS.items())))
