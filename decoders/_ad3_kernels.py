@@ -470,10 +470,11 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
     arcs, r, primal, dual, iterations, converged, status:
         The best feasible point seen: ``float64 (A,)`` arc values (the TREE factor's
         copy, a convex combination of trees, or the heaviest of those trees) and
-        ``float64 (P,)`` the pairwise factors' (1, 1) values that go best with them; its value ``primal`` (a lower bound on the
-        LP optimum); the least dual value seen (an upper bound); both evaluated as
-        ``tol`` says. Then the iterations run, whether the gap met ``tol``, and the
-        MST status (:data:`decoders._kernels.OK` or why no tree exists).
+        ``float64 (P,)`` the pairwise factors' (1, 1) values that go best with them; its
+        value ``primal`` (a lower bound on the LP optimum); the least dual value seen (an
+        upper bound); both evaluated as ``tol`` says. Then the iterations run, whether
+        the gap met ``tol``, and the MST status (:data:`decoders._kernels.OK` or why no
+        tree exists).
     """
     A = arc_h.shape[0]
     P = pair_i.shape[0]

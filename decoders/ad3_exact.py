@@ -74,9 +74,9 @@ class AD3ExactDecoder(AD3Decoder):
     options (``penalty``, ``adapt_penalty``, ``tol``, ``max_iter``) it runs every node
     with, and ``search`` the root's (the other nodes' rounded trees are taken as they are:
     on the 30 slowest en_ewt dev sentences local search at every node found no better
-    incumbent, the same nodes were solved, and it cost a fifth of the time);
-    ``max_iter`` defaults to 100 here, since a node's bound is valid
-    whether AD3 converged or not and splitting a slow node was cheaper than finishing it
+    incumbent, the same nodes were solved, and it cost a fifth of the time); ``max_iter``
+    defaults to 100 here, since a node's bound is valid whether AD3 converged or not and
+    splitting a slow node was cheaper than finishing it
     (en_ewt, 500 dev sentences: 955 tokens/s at 100 iterations, 870 at 300, 366 at
     1,000, all certified). A child node starts from where AD3 stopped on its parent
     (:class:`~decoders.ad3.DualState`, as the AD3 paper's section 7 suggests), which
@@ -88,8 +88,8 @@ class AD3ExactDecoder(AD3Decoder):
     split on :func:`branching_arc`, the free arc whose value is most fractional weighted
     by the scores at stake on it. ``heads`` is the best tree found, ``output`` its
     structure and ``value`` its score. ``stats``: ``nodes`` (nodes solved after the
-    root: 0 when the root settles it), ``iterations`` (AD3 iterations over all nodes), ``certified``
-    (the search closed: ``value`` is optimal within the slack), ``dual_value`` (an upper
+    root: 0 when the root settles it), ``iterations`` (AD3 iterations over all nodes),
+    ``certified`` (the search closed: ``value`` is optimal within the slack), ``dual_value`` (an upper
     bound on every tree's score: the largest bound of a closed or open node),
     ``root_dual_value``, ``lp_value`` and ``rounded_value`` (the root relaxation's value
     and its rounded tree's score), ``integral`` (the root's arcs), ``time_lp`` (the root,

@@ -200,30 +200,27 @@ class LinearModel:
         encoded = self.extractor.encode(sentence)
         if not self.labels:
             S = self.extractor.arc_scores(encoded, v[:self.part_dim])
-            return self._candidates_only(S, sentence), np.zeros(S.shape, dtype=np.int64)
-        label_matrix = v[self.part_dim:].reshape(self.label_dim, len(self.labels))
-        if len(sentence) < THREADED_WORDS:
-            S = self.extractor.arc_scores(encoded, v[:self.part_dim])
-            best, labels = self.extractor.best_label_scores(encoded, label_matrix,
-                                                            label_scores)
-        else:       # two GIL-free kernels of about the same cost, side by side
-            with ThreadPoolExecutor(1) as pool:
-                with stops_to_main_thread():
-                    label_job = pool.submit(self.extractor.best_label_scores, encoded,
-                                            label_matrix, label_scores)
+            labels = np.zeros(S.shape, dtype=np.int64)
+        else:
+            label_matrix = v[self.part_dim:].reshape(self.label_dim, len(self.labels))
+            if len(sentence) < THREADED_WORDS:
                 S = self.extractor.arc_scores(encoded, v[:self.part_dim])
-                best, labels = label_job.result()
-        S += best
-        return self._candidates_only(S, sentence), labels
-
-    def _candidates_only(self, S: np.ndarray, sentence: Sentence) -> np.ndarray:
-        """``S`` with ``-inf`` on the arcs :meth:`candidate_arcs` leaves out."""
+                best, labels = self.extractor.best_label_scores(encoded, label_matrix,
+                                                                label_scores)
+            else:       # two GIL-free kernels of about the same cost, side by side
+                with ThreadPoolExecutor(1) as pool:
+                    with stops_to_main_thread():
+                        label_job = pool.submit(self.extractor.best_label_scores, encoded,
+                                                label_matrix, label_scores)
+                    S = self.extractor.arc_scores(encoded, v[:self.part_dim])
+                    best, labels = label_job.result()
+            S += best
         arcs = self.candidate_arcs(sentence)
         if arcs is not None:
             keep = np.zeros(S.shape, dtype=bool)
             keep[arcs[:, 0], arcs[:, 1]] = True
             S[~keep] = -np.inf
-        return S
+        return S, labels
 
     # -- feature differences ----------------------------------------------------------
 

@@ -129,9 +129,9 @@ def _sparse_weights(prefix: str, weights: np.ndarray) -> dict:
 def _load_weights(extractor: FeatureExtractor, labels: list, arrays: dict,
                   prefix: str) -> np.ndarray:
     """The dense weight vector stored under ``prefix`` of a model with ``labels``, in the
-    file's float32 (a
-    :class:`LinearModel` scores with it as with float64, to the last bit, in half the
-    memory: 0.28 GB less each for an order-2 en_ewt model and its pruner)."""
+    file's float32 (a :class:`LinearModel` scores with it as with float64, to the last
+    bit, in half the memory: 0.28 GB less each for an order-2 en_ewt model and its
+    pruner)."""
     dim = LinearModel.dimension(extractor, len(labels))
     index = arrays[f"{prefix}weight_index"]
     if index.size and (index.min() < 0 or index.max() >= dim):
