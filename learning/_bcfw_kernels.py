@@ -15,6 +15,12 @@ distribution over trees, kept as its arc-marginal vector). Per-sentence state (o
 The agreement variables ``delta = A mu`` of a binary variable satisfy ``delta(0) =
 -delta(1)`` (both marginals sum to 1), so one number per (factor, variable) is kept.
 
+With Lagrange multipliers (the augmented Lagrangian of the paper's section 7), the state
+goes on with ``nu`` (``2 P + A`` floats, the layout of ``delta_pair, delta_tree``), and
+the delta kept is the primal's ``delta = nu + A mu``: a step changes ``A mu`` and so
+``delta`` by the same amount, so the sweep reads and updates it unchanged; only the
+certificate and the multiplier update (:func:`update_multipliers`) tell the two apart.
+
 Scores are read from the weights ``w`` at the moment a block is visited (a step changes
 ``w``, and so every later block that shares a feature). Weight layout (as
 :class:`learning.model.LinearModel`): part features in ``w[:part_dim]``, label feature f
@@ -274,20 +280,21 @@ def certificate(w, part_dim, L, p_ptr, p_idx, p_val, l_ptr, l_idx, l_val, n, arc
                 arc_rows, pair_i, pair_j, pair_rows, adj_ptr, adj_fac, adj_side,
                 single_root, gold_arc, gold_label, label_cost, state, M):
     """At fixed ``w`` and state, the sentence's terms of the certificate:
-    ``(its block gaps summed by kind: arc variables, pairwise factors, TREE; sum over blocks of max theta_hat - w . Phi(gold), mu . Delta,
-    ||delta||^2, status)``; the last three give the primal ``g_rho`` and the dual
-    ``f_rho``, so that the duality gap is computed twice: as the sum of block gaps and as
-    ``g_rho - f_rho`` (Meshi et al. 2015, footnote 6)."""
+    ``(its block gaps summed by kind: arc variables, pairwise factors, TREE; sum over
+    blocks of max theta_hat - w . Phi(gold), mu . Delta, ||A mu||^2, nu . A mu,
+    status)``; the middle four give the primal ``g_rho`` and the dual ``f_rho``, so that
+    the duality gap is computed twice: as the sum of block gaps and as ``g_rho - f_rho``
+    (Meshi et al. 2015, footnote 6). A state longer than :func:`layout`'s size holds
+    multipliers ``nu`` after it."""
     A = arc_h.shape[0]
     P = pair_i.shape[0]
-    o_pair, o_tree, o_dpair, o_dtree, _ = layout(A, P, L)
+    o_pair, o_tree, o_dpair, o_dtree, size = layout(A, P, L)
     theta = np.empty(L + 1)
     pth = np.empty(4)
     s_tree = np.empty(A)
     gaps = np.zeros(3)                  # arc variables, pairwise factors, TREE
     maxes = 0.0
     loss = 0.0
-    delta_sq = 0.0
     for a in range(A):
         if gold_arc[a] > 0.5:             # theta's - w . phi(gold) of the arc's block
             _arc_scores(w, part_dim, L, p_ptr, p_idx, p_val, l_ptr, l_idx, l_val,
@@ -309,7 +316,6 @@ def certificate(w, part_dim, L, p_ptr, p_idx, p_val, l_ptr, l_idx, l_val, n, arc
                 loss += mu
         gaps[0] += (best - mean) / M
         maxes += best
-        delta_sq += 2.0 * state[o_dtree + a] ** 2
     for c in range(P):
         s_c = _dot(w, 0, p_ptr, p_idx, p_val, pair_rows[c])
         if gold_arc[pair_i[c]] > 0.5 and gold_arc[pair_j[c]] > 0.5:
@@ -321,7 +327,6 @@ def certificate(w, part_dim, L, p_ptr, p_idx, p_val, l_ptr, l_idx, l_val, n, arc
             mean += state[o_pair + 4 * c + y] * pth[y]
         gaps[1] += (best - mean) / M
         maxes += best
-        delta_sq += 2.0 * (state[o_dpair + c] ** 2 + state[o_dpair + P + c] ** 2)
     dot, status = _tree_direction(n, arc_h, arc_m, state, o_tree, o_dtree, single_root,
                                   s_tree)
     gaps[2] += dot / M
@@ -333,4 +338,31 @@ def certificate(w, part_dim, L, p_ptr, p_idx, p_val, l_ptr, l_idx, l_val, n, arc
     for a in range(A):
         tree_max -= 2.0 * state[o_dtree + a] * s_tree[a]
     maxes += tree_max
-    return gaps, maxes, loss, delta_sq, status
+    violation_sq, nu_dot = _agreement(state[o_dpair:size], state[size:])
+    return gaps, maxes, loss, violation_sq, nu_dot, status
+
+
+@njit(cache=True)
+def _agreement(delta, nu):
+    """``(||A mu||^2, nu . A mu)`` over both states of every (factor, variable) pair,
+    ``A mu = delta - nu`` (``nu`` empty: no multipliers, ``A mu = delta``)."""
+    violation_sq = 0.0
+    nu_dot = 0.0
+    for k in range(delta.shape[0]):
+        multiplier = nu[k] if nu.shape[0] else 0.0
+        v = delta[k] - multiplier
+        violation_sq += 2.0 * v * v
+        nu_dot += 2.0 * multiplier * v
+    return violation_sq, nu_dot
+
+
+@njit(cache=True)
+def update_multipliers(state, A, P, L):
+    """The method of multipliers' outer step ``nu <- nu + A mu`` (Meshi et al. 2015,
+    section 7) on a state laid out with ``nu`` after ``delta``: ``mu`` is kept, so the
+    primal's ``delta = nu + A mu`` moves by ``A mu`` as well."""
+    o_dpair, size = layout(A, P, L)[2], layout(A, P, L)[4]
+    for k in range(size - o_dpair):
+        violation = state[o_dpair + k] - state[size + k]
+        state[size + k] = state[o_dpair + k]
+        state[o_dpair + k] += violation

@@ -12,6 +12,10 @@ search on the block, clipped to ``[0, 1]``. ``w = Psi mu`` and ``delta = A mu`` 
 current by sparse updates (their Appendix D), so ``w`` is the model at every moment; no
 averaging. The duality gap ``g_rho - f_rho`` (the sum of the block gaps, their footnote 6)
 is reported after every ``gap_every`` epochs and stops training at ``gap_tolerance``.
+For any finite rho the optimum is the soft objective's, above the LP-relaxed one (their
+Theorem 4.1); with ``multiplier_every`` the Lagrange multipliers of the agreement
+constraints are updated in an outer loop (the augmented Lagrangian of their section 7),
+which moves the optimum to the LP-relaxed one at any rho.
 
 Each sentence visited (in a random order per epoch) gets one pass over its blocks in a
 random order, in one numba call (:func:`learning._bcfw_kernels.sweep`). Orders 1 and 2
@@ -58,31 +62,42 @@ class SoftBCFWTrainer(OnFactorGraph, Trainer):
         2015; not in the paper): mass moves from the block's worst state in use to its
         best, which converges linearly where Frank-Wolfe's steps zigzag towards a
         fractional optimum. The TREE block keeps Frank-Wolfe steps.
+    multiplier_every:
+        Epochs between two updates ``nu <- nu + A mu`` of the multipliers of the
+        agreement constraints (the method of multipliers, the paper's section 7: the soft
+        dual then gains the term ``- rho nu . A mu`` and its optimum satisfies ``A mu =
+        0``, the LP relaxation's); 0: none, Algorithm 1 as published. The duality gap is
+        then the current outer step's.
     """
 
     stateful = True
 
     def __init__(self, *, lambda_: float = 1e-5, rho: float = 1.0, gap_every: int = 1,
-                 gap_tolerance: float = 0.0, pairwise: bool = False, **kwargs) -> None:
+                 gap_tolerance: float = 0.0, pairwise: bool = False,
+                 multiplier_every: int = 0, **kwargs) -> None:
         super().__init__(**kwargs)
         if not (lambda_ > 0 and np.isfinite(lambda_)):
             raise ValueError("lambda must be finite and > 0")
         if not (rho > 0 and np.isfinite(rho)):
             raise ValueError("rho must be finite and > 0")
-        if gap_every < 0 or gap_tolerance < 0:
-            raise ValueError("gap_every and gap_tolerance must be >= 0")
+        if gap_every < 0 or gap_tolerance < 0 or multiplier_every < 0:
+            raise ValueError("gap_every, gap_tolerance and multiplier_every must be >= 0")
         self.lambda_ = lambda_
         self.rho = rho
         self.gap_every = gap_every
         self.gap_tolerance = gap_tolerance
         self.pairwise = pairwise
+        self.multiplier_every = multiplier_every
         self.n_labels: int | None = None
 
     def state_size(self, parts):
         """Floats per sentence: ``A (L + 3) + 6 P`` (:func:`learning._bcfw_kernels.layout`;
-        the label count ``L`` is the model's, known once a run starts)."""
+        the label count ``L`` is the model's, known once a run starts), and ``A + 2 P``
+        more for the multipliers."""
         graph = self.graph(parts)
-        return int(kernels.layout(graph.n_arcs, graph.n_pairs, self.n_labels or 1)[-1])
+        size = int(kernels.layout(graph.n_arcs, graph.n_pairs, self.n_labels or 1)[-1])
+        multipliers = graph.n_arcs + 2 * graph.n_pairs if self.multiplier_every else 0
+        return size + multipliers
 
     def run(self, examples, model, decoder):
         self.n_labels = len(model.labels)
@@ -117,7 +132,8 @@ class SoftBCFWTrainer(OnFactorGraph, Trainer):
             if self.gap_every and (epoch % self.gap_every == 0 or epoch == self.epochs):
                 cert = self.certificate(examples, model, w, states, single_root)
                 extra.update(duality_gap=cert["gap"], dual=cert["dual"],
-                             gap_trees=cert["gap_trees"], certificate_s=cert["seconds"])
+                             violation=cert["violation"], gap_trees=cert["gap_trees"],
+                             certificate_s=cert["seconds"])
                 objective = cert["primal"]
                 mean_slack = cert["primal"] - 0.5 * self.lambda_ * float(w @ w)
             stats = EpochStats(epoch, objective, mean_slack, seconds, extra=extra)
@@ -126,27 +142,35 @@ class SoftBCFWTrainer(OnFactorGraph, Trainer):
             yield stats
             if "duality_gap" in extra and extra["duality_gap"] <= self.gap_tolerance:
                 break
+            if self.multiplier_every and epoch % self.multiplier_every == 0:
+                for i in range(M):
+                    graph = self.graph(examples[i].parts, single_root)
+                    kernels.update_multipliers(states[i], graph.n_arcs, graph.n_pairs,
+                                               self.n_labels)
 
     def certificate(self, examples, model, w: np.ndarray, states: SentenceStates,
                     single_root: bool) -> dict:
         """The duality gap at ``w = Psi mu`` twice: as the sum of the block gaps
-        (``gap``) and as ``primal - dual`` (``g_rho - f_rho``, ``gap_direct``)."""
+        (``gap``) and as ``primal - dual`` (``g_rho - f_rho``, ``gap_direct``), and the
+        disagreement ``violation = ||A mu||`` between factors and variables."""
         start = time.perf_counter()
         M = float(len(examples))
         gaps = np.zeros(3)
-        maxes = loss = delta_sq = 0.0
+        maxes = loss = violation_sq = nu_dot = 0.0
         for i in range(len(examples)):
             example = examples[i]
             graph = self.graph(example.parts, single_root)
-            g, mx, ls, dsq, status = kernels.certificate(
+            g, mx, ls, vsq, nd, status = kernels.certificate(
                 w, *self._common(model, example, graph), states[i], M)
             raise_for_status(status, "spanning tree")
-            gaps, maxes, loss, delta_sq = gaps + g, maxes + mx, loss + ls, delta_sq + dsq
+            gaps, maxes, loss = gaps + g, maxes + mx, loss + ls
+            violation_sq, nu_dot = violation_sq + vsq, nu_dot + nd
         w_sq = float(w @ w)
-        primal = 0.5 * self.lambda_ * w_sq + maxes / M + 0.5 * self.rho * delta_sq
-        dual = loss / M - 0.5 * self.lambda_ * w_sq - 0.5 * self.rho * delta_sq
+        primal = 0.5 * self.lambda_ * w_sq + maxes / M + 0.5 * self.rho * violation_sq
+        dual = (loss / M - 0.5 * self.lambda_ * w_sq - 0.5 * self.rho * violation_sq
+                - self.rho * nu_dot)
         return {"gap": float(gaps.sum()), "gap_direct": primal - dual, "primal": primal,
-                "dual": dual, "gap_arcs": float(gaps[0]), "gap_pairs": float(gaps[1]),
+                "dual": dual, "violation": float(np.sqrt(violation_sq)), "gap_arcs": float(gaps[0]), "gap_pairs": float(gaps[1]),
                 "gap_trees": float(gaps[2]), "seconds": time.perf_counter() - start}
 
     def _common(self, model, example, graph):
