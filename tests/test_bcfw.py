@@ -63,6 +63,18 @@ def test_multipliers_drive_the_disagreement_to_zero(twenty):
     assert violation[-1] < 0.3 * violation[2]        # 0.21 measured
 
 
+def test_average_weighs_the_epochs_iterates_by_epoch_number(twenty):
+    model, examples = twenty["1"]
+    iterates = []
+    for options in ({}, {"average": True}):
+        trainer = make_trainer("bcfw", epochs=3, lambda_=1e-2, seed=0, **options)
+        for stats in trainer.run(examples, model, make_decoder("mst", True)):
+            iterates.append(model.weights.copy())
+    w1, w2, w3, _, _, averaged = iterates
+    assert np.abs(w3 - w2).max() > 1e-3                     # the iterates move
+    np.testing.assert_allclose(averaged, (w1 + 2 * w2 + 3 * w3) / 6, atol=1e-12)
+
+
 def test_pairwise_steps_close_the_gap_to_1e_minus_4(twenty):
     epochs = run(twenty, "2", 60, pairwise=True, gap_tolerance=0.0)
     gaps = np.array([s.extra["duality_gap"] for s in epochs])
