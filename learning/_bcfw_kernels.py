@@ -361,7 +361,7 @@ def update_multipliers(state, A, P, L):
     """The method of multipliers' outer step ``nu <- nu + A mu`` (Meshi et al. 2015,
     section 7) on a state laid out with ``nu`` after ``delta``: ``mu`` is kept, so the
     primal's ``delta = nu + A mu`` moves by ``A mu`` as well."""
-    o_dpair, size = layout(A, P, L)[2], layout(A, P, L)[4]
+    _, _, o_dpair, _, size = layout(A, P, L)
     for k in range(size - o_dpair):
         violation = state[o_dpair + k] - state[size + k]
         state[size + k] = state[o_dpair + k]

@@ -100,7 +100,7 @@ class SoftBCFWTrainer(OnFactorGraph, Trainer):
     def state_size(self, parts):
         """Floats per sentence: ``A (L + 3) + 6 P`` (:func:`learning._bcfw_kernels.layout`;
         the label count ``L`` is the model's, known once a run starts), and ``A + 2 P``
-        more for the multipliers."""
+        more for the multipliers when ``multiplier_every`` is set."""
         graph = self.graph(parts)
         size = int(kernels.layout(graph.n_arcs, graph.n_pairs, self.n_labels or 1)[-1])
         multipliers = graph.n_arcs + 2 * graph.n_pairs if self.multiplier_every else 0
@@ -182,7 +182,8 @@ class SoftBCFWTrainer(OnFactorGraph, Trainer):
         dual = (loss / M - 0.5 * self.lambda_ * w_sq - 0.5 * self.rho * violation_sq
                 - self.rho * nu_dot)
         return {"gap": float(gaps.sum()), "gap_direct": primal - dual, "primal": primal,
-                "dual": dual, "violation": float(np.sqrt(violation_sq)), "gap_arcs": float(gaps[0]), "gap_pairs": float(gaps[1]),
+                "dual": dual, "violation": float(np.sqrt(violation_sq)),
+                "gap_arcs": float(gaps[0]), "gap_pairs": float(gaps[1]),
                 "gap_trees": float(gaps[2]), "seconds": time.perf_counter() - start}
 
     def _common(self, model, example, graph):
