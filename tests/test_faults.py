@@ -9,6 +9,7 @@ see: the exit status, one line on stderr, the earlier files untouched and no str
 from __future__ import annotations
 
 import io
+import json
 import multiprocessing
 import os
 import pickle
@@ -151,8 +152,10 @@ def commands(model: Path, tmp_path: Path) -> dict[str, tuple[list, Path]]:
 def test_signal_at_random_moments(command, sample_model_path, tmp_path, capsys,
                                   survive_late_signals):
     """Two runs, SIGTERM then SIGINT, each at a random moment of a run's length: either
-    the run finished (a complete new file) or it stopped (the earlier file); never a
-    stray temporary file. (eval/faults.py does this 20 times from outside.)"""
+    the run finished (a complete new file) or it stopped (the earlier file, or a complete
+    new one where the signal came after the output was committed, while the command was
+    still printing its summary); never a partial or stray temporary file.
+    (eval/faults.py does this 20 times from outside.)"""
     argv, out = commands(sample_model_path, tmp_path)[command]
     start = time.perf_counter()
     assert run(["-q", *argv], capsys)[0] == 0
@@ -173,8 +176,22 @@ def test_signal_at_random_moments(command, sample_model_path, tmp_path, capsys,
         else:
             assert (status, err) == (128 + signum,
                                      f"polyparse: stopped by {signal.Signals(signum).name}\n")
-            assert out.read_bytes() == EARLIER
+            assert out.read_bytes() == EARLIER or same_kind(out, complete, command)
         assert stray_files(tmp_path) == []
+
+
+def same_kind(out: Path, complete: bytes, command: str) -> bool:
+    """Whether ``out`` is a complete output of ``command`` (``complete``: one run's;
+    gap's records and the model file hold timings, so they are compared by shape)."""
+    if command == "parse":
+        return out.read_bytes() == complete
+    if command == "gap":
+        lines = out.read_bytes().splitlines()
+        return (len(lines) == len(complete.splitlines())
+                and all(isinstance(json.loads(line), dict) for line in lines))
+    with np.load(out, allow_pickle=False) as got, \
+            np.load(io.BytesIO(complete), allow_pickle=False) as want:
+        return sorted(got.files) == sorted(want.files)
 
 
 def test_sigterm_ends_parse_jobs_and_its_workers(sample_model_path, tmp_path):
