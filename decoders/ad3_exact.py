@@ -89,8 +89,9 @@ class AD3ExactDecoder(AD3Decoder):
     by the scores at stake on it. ``heads`` is the best tree found, ``output`` its
     structure and ``value`` its score. ``stats``: ``nodes`` (nodes solved after the
     root: 0 when the root settles it), ``iterations`` (AD3 iterations over all nodes),
-    ``certified`` (the search closed: ``value`` is optimal within the slack), ``dual_value`` (an upper
-    bound on every tree's score: the largest bound of a closed or open node),
+    ``certified`` (the search closed: ``value`` is optimal within the slack),
+    ``dual_value`` (an upper bound on every tree's score: the largest bound of a closed or
+    open node),
     ``root_dual_value``, ``lp_value`` and ``rounded_value`` (the root relaxation's value
     and its rounded tree's score), ``integral`` (the root's arcs), ``time_lp`` (the root,
     rounding included), ``time_branch`` (the other nodes), ``time``, ``fallback`` and,

@@ -357,12 +357,15 @@ def _agreement(delta, nu):
 
 
 @njit(cache=True)
-def update_multipliers(state, A, P, L):
+def update_multipliers(values, offsets, blocks, L):
     """The method of multipliers' outer step ``nu <- nu + A mu`` (Meshi et al. 2015,
-    section 7) on a state laid out with ``nu`` after ``delta``: ``mu`` is kept, so the
-    primal's ``delta = nu + A mu`` moves by ``A mu`` as well."""
-    _, _, o_dpair, _, size = layout(A, P, L)
-    for k in range(size - o_dpair):
-        violation = state[o_dpair + k] - state[size + k]
-        state[size + k] = state[o_dpair + k]
-        state[o_dpair + k] += violation
+    section 7) on every sentence's state (sentence i at ``values[offsets[i]:offsets[i +
+    1]]``, laid out with ``nu`` after ``delta``; ``blocks[i] = (A, P)``): ``mu`` is kept,
+    so the primal's ``delta = nu + A mu`` moves by ``A mu`` as well."""
+    for i in range(blocks.shape[0]):
+        state = values[offsets[i]:offsets[i + 1]]
+        _, _, o_dpair, _, size = layout(blocks[i, 0], blocks[i, 1], L)
+        for k in range(size - o_dpair):
+            violation = state[o_dpair + k] - state[size + k]
+            state[size + k] = state[o_dpair + k]
+            state[o_dpair + k] += violation

@@ -114,9 +114,11 @@ class SoftBCFWTrainer(OnFactorGraph, Trainer):
         states = SentenceStates.allocate(examples, self.state_size)
         w = np.zeros(model.dim)
         w_bar = np.zeros(model.dim) if self.average else None
+        blocks = np.empty((M, 2), dtype=np.int64)      # (A, P) per sentence
         for i in range(M):
             example = examples[i]
             graph = self.graph(example.parts, single_root)
+            blocks[i] = graph.n_arcs, graph.n_pairs
             gold_arc = example.gold[graph.arc_rows]
             kernels.init_state(states[i], graph.n_arcs, graph.n_pairs, self.n_labels,
                                gold_arc, example.gold_labels, graph.pair_i, graph.pair_j)
@@ -155,10 +157,8 @@ class SoftBCFWTrainer(OnFactorGraph, Trainer):
             if "duality_gap" in extra and extra["duality_gap"] <= self.gap_tolerance:
                 break
             if self.multiplier_every and epoch % self.multiplier_every == 0:
-                for i in range(M):
-                    graph = self.graph(examples[i].parts, single_root)
-                    kernels.update_multipliers(states[i], graph.n_arcs, graph.n_pairs,
-                                               self.n_labels)
+                kernels.update_multipliers(states.values, states.offsets, blocks,
+                                           self.n_labels)
 
     def certificate(self, examples, model, w: np.ndarray, states: SentenceStates,
                     single_root: bool) -> dict:
