@@ -15,7 +15,7 @@ become soft max-marginals (what a variable's soft message is made of).
 import numpy as np
 from numba import njit
 
-from ._kernels import OK, mst_heads, tree_value
+from ._kernels import NO_SINGLE_ROOT_TREE, NO_TREE, OK, mst_heads, tree_value
 
 
 @njit(cache=True)
@@ -105,59 +105,199 @@ def arc_matrix(n, arc_h, arc_m, theta):
 
 
 @njit(cache=True)
-def arc_mst(n, arc_h, arc_m, theta, single_root):
-    """Maximum spanning arborescence over the arc list ``arc_h, arc_m`` scored ``theta``:
-    :func:`decoders._kernels.mst_heads` of :func:`arc_matrix`, the same tree and status,
-    with its score. Returns ``(heads, value, status)``.
+def _find(rep, x):
+    """The super-node that node ``x`` is now part of (union-find, path compression)."""
+    r = x
+    while rep[r] != r:
+        r = rep[r]
+    while rep[x] != r:
+        up = rep[x]
+        rep[x] = r
+        x = up
+    return r
 
-    When every word's best head (ties to the lowest head, as ``mst_heads``) already
-    forms a tree, with one root child under ``single_root``, that is the maximum
-    spanning arborescence (Chu-Liu-Edmonds stops at its first greedy graph), found in
-    O(A + n) without the dense O(n^2) matrix; otherwise the dense algorithm runs. The
-    oracle of the TREE factor's QP in AD3 (:mod:`decoders._ad3_kernels`) calls this ten
-    times per iteration, mostly at points whose greedy graph is a tree.
+
+@njit(cache=True)
+def _in_arcs(n, arc_h, arc_m, theta):
+    """The finite arcs into each word, CSR: arcs ``in_arcs[in_start[m]:in_start[m + 1]]``
+    end at word m (arcs into the root, loops and ``-inf`` arcs left out)."""
+    N = n + 1
+    in_start = np.zeros(N + 1, dtype=np.int64)
+    for a in range(arc_h.shape[0]):
+        if arc_m[a] != 0 and arc_h[a] != arc_m[a] and theta[a] > -np.inf:
+            in_start[arc_m[a] + 1] += 1
+    for m in range(N):
+        in_start[m + 1] += in_start[m]
+    fill = in_start[:N].copy()
+    in_arcs = np.empty(in_start[N], dtype=np.int64)
+    for a in range(arc_h.shape[0]):
+        if arc_m[a] != 0 and arc_h[a] != arc_m[a] and theta[a] > -np.inf:
+            in_arcs[fill[arc_m[a]]] = a
+            fill[arc_m[a]] += 1
+    return in_start, in_arcs
+
+
+@njit(cache=True)
+def _best_in(v, skip, words, next_word, in_start, in_arcs, arc_h, theta, off, rep):
+    """The best arc into super-node ``v`` from outside it and not from super-node
+    ``skip`` (-1: none skipped), at the reweighted score ``theta[a] - off[word]``: its
+    index and score, (-1, -inf) when there is none. Ties go to the lowest head."""
+    best = -1
+    best_w = -np.inf
+    x = words[v]
+    while x >= 0:
+        for i in range(in_start[x], in_start[x + 1]):
+            a = in_arcs[i]
+            u = _find(rep, arc_h[a])
+            if u == v or u == skip:
+                continue
+            w = theta[a] - off[x]
+            if best < 0 or w > best_w or (w == best_w and arc_h[a] < arc_h[best]):
+                best = a
+                best_w = w
+        x = next_word[x]
+    return best, best_w
+
+
+@njit(cache=True)
+def _greedy_cycle(N, arc_h, best_arc, rep, mark, cycle):
+    """A cycle of the greedy graph (each super-node's chosen arc) over the super-nodes
+    of words 1..N-1: its members written to ``cycle``, their number returned (0: the
+    greedy graph is a tree)."""
+    mark[:] = 0
+    walk = 0
+    for x in range(1, N):
+        v = _find(rep, x)
+        if mark[v] != 0:
+            continue
+        walk += 1
+        u = v
+        while u != 0 and mark[u] == 0:
+            mark[u] = walk
+            u = _find(rep, arc_h[best_arc[u]])
+        if u != 0 and mark[u] == walk:
+            k = 0
+            c = u
+            while True:
+                cycle[k] = c
+                k += 1
+                c = _find(rep, arc_h[best_arc[c]])
+                if c == u:
+                    return k
+    return 0
+
+
+@njit(cache=True)
+def arc_mst(n, arc_h, arc_m, theta, single_root):
+    """Maximum spanning arborescence over the arc list ``arc_h, arc_m`` scored ``theta``
+    (``-inf``: no arc), with one root child if ``single_root``. Returns ``(heads, value,
+    status)``: the status of :func:`decoders._kernels.mst_heads` on :func:`arc_matrix`,
+    and a tree of its value (the same tree unless scores tie).
+
+    Chu-Liu-Edmonds on the arc list, contracting as Tarjan (1977) does: every super-node
+    keeps its best incoming arc; a cycle of that greedy graph becomes a super-node whose
+    incoming arcs are rescored by subtracting, per word, the score of the chosen arc of
+    the member holding it (``off``); a union-find maps words to super-nodes; once the
+    greedy graph is a tree the contractions are undone outermost first. The root
+    constraint is :func:`decoders._kernels.mst_history`'s (Gabow and Tarjan 1984;
+    Zmigrod, Vieira and Cotterell 2020): while the root has several children, the one
+    that loses least by trading its root arc for its best other arc makes that swap. A
+    contraction scans the arcs into the cycle, not a dense ``(n + 1)^2`` matrix: the
+    oracle of the TREE factor's QP in AD3 (:mod:`decoders._ad3_kernels`) calls this
+    1-4 times per iteration on about 5 candidate arcs per word, and the dense algorithm
+    took 38% of AD3's time on en_ewt dev. When the greedy graph of the words is already
+    a tree (with one root child under ``single_root``) nothing is contracted: O(A + n).
     """
     N = n + 1
-    heads = np.full(N, -1, dtype=np.int64)
-    best = np.full(N, -np.inf)
+    best_arc = np.full(2 * N, -1, dtype=np.int64)   # super-nodes: words, then cycles
+    best_w = np.full(2 * N, -np.inf)
     for a in range(arc_h.shape[0]):
         h = arc_h[a]
         m = arc_m[a]
-        if theta[a] > best[m] or (theta[a] == best[m] and h < heads[m]):
-            best[m] = theta[a]
-            heads[m] = h
-    greedy = True
-    root_children = 0
-    mark = np.zeros(N, dtype=np.int64)      # 0 unseen, m walking up from m, -1 reaches 0
-    mark[0] = -1
+        if m == 0 or h == m or theta[a] == -np.inf:
+            continue
+        b = best_arc[m]
+        if b < 0 or theta[a] > best_w[m] or (theta[a] == best_w[m] and h < arc_h[b]):
+            best_arc[m] = a
+            best_w[m] = theta[a]
+    heads = np.full(N, -1, dtype=np.int64)
     for m in range(1, N):
-        if heads[m] < 0:                     # no finite arc into m
-            greedy = False
-            break
-        if heads[m] == 0:
-            root_children += 1
-        x = m
-        while mark[x] == 0:
-            mark[x] = m
-            x = heads[x]
-        if mark[x] == m:                     # the walk closed a cycle
-            greedy = False
-            break
-        y = m                                # the walk reached the root: so does its path
-        while mark[y] == m:
-            mark[y] = -1
-            y = heads[y]
-    if greedy and (root_children == 1 or not single_root):
-        heads[0] = -1
-        value = 0.0
-        for m in range(1, N):
-            value += best[m]
-        return heads, value, OK
-    S = arc_matrix(n, arc_h, arc_m, theta)
-    heads, status = mst_heads(S, single_root)
-    if status != OK:
-        return heads, -np.inf, status
-    return heads, tree_value(S, heads), status
+        if best_arc[m] < 0:
+            return heads, -np.inf, NO_TREE
+    rep = np.arange(2 * N)
+    words = np.full(2 * N, -1, dtype=np.int64)      # a super-node's words: a linked list
+    last_word = np.full(2 * N, -1, dtype=np.int64)
+    next_word = np.full(N, -1, dtype=np.int64)
+    words[:N] = np.arange(N)
+    last_word[:N] = np.arange(N)
+    off = np.zeros(N)
+    parent = np.full(2 * N, -1, dtype=np.int64)      # the cycle a super-node went into
+    mark = np.zeros(2 * N, dtype=np.int64)
+    cycle = np.empty(N, dtype=np.int64)
+    in_start = np.empty(0, dtype=np.int64)
+    in_arcs = np.empty(0, dtype=np.int64)
+    n_cycles = 0
+    while True:
+        k = _greedy_cycle(N, arc_h, best_arc, rep, mark, cycle)
+        if k == 0:
+            children = 0
+            for x in range(1, N):
+                v = _find(rep, x)
+                if x == words[v] and arc_h[best_arc[v]] == 0:
+                    children += 1
+            if children <= 1 or not single_root:
+                break
+        if in_start.shape[0] == 0:
+            in_start, in_arcs = _in_arcs(n, arc_h, arc_m, theta)
+        if k > 0:
+            new = N + n_cycles
+            n_cycles += 1
+            for i in range(k):
+                c = cycle[i]
+                x = words[c]
+                while x >= 0:
+                    off[x] += best_w[c]
+                    x = next_word[x]
+                parent[c] = new
+                rep[c] = new
+                if words[new] < 0:
+                    words[new] = words[c]
+                else:
+                    next_word[last_word[new]] = words[c]
+                last_word[new] = last_word[c]
+            best_arc[new], best_w[new] = _best_in(new, -1, words, next_word, in_start,
+                                                  in_arcs, arc_h, theta, off, rep)
+            if best_arc[new] < 0:
+                return heads, -np.inf, NO_TREE
+            continue
+        pick = -1
+        pick_arc = -1
+        pick_w = -np.inf
+        pick_loss = np.inf
+        for x in range(1, N):
+            v = _find(rep, x)
+            if x != words[v] or arc_h[best_arc[v]] != 0:
+                continue
+            b, w = _best_in(v, 0, words, next_word, in_start, in_arcs, arc_h, theta, off,
+                            rep)
+            loss = best_w[v] - w if b >= 0 else np.inf
+            if pick < 0 or loss < pick_loss:
+                pick, pick_arc, pick_w, pick_loss = v, b, w, loss
+        if pick_arc < 0:
+            return heads, -np.inf, NO_SINGLE_ROOT_TREE
+        best_arc[pick] = pick_arc
+        best_w[pick] = pick_w
+    for j in range(n_cycles - 1, -1, -1):   # the member holding the entering arc's word
+        c = N + j                            # takes it; the others keep their cycle arcs
+        inner = arc_m[best_arc[c]]
+        while parent[inner] != c:
+            inner = parent[inner]
+        best_arc[inner] = best_arc[c]
+    value = 0.0
+    for m in range(1, N):
+        heads[m] = arc_h[best_arc[m]]
+        value += theta[best_arc[m]]
+    return heads, value, OK
 
 
 @njit(cache=True)
