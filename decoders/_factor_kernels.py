@@ -15,7 +15,7 @@ become soft max-marginals (what a variable's soft message is made of).
 import numpy as np
 from numba import njit
 
-from ._kernels import NO_SINGLE_ROOT_TREE, NO_TREE, OK, mst_heads, tree_value
+from ._kernels import NO_SINGLE_ROOT_TREE, NO_TREE, OK, _find_cycle, mst_heads, tree_value
 
 
 @njit(cache=True)
@@ -160,34 +160,6 @@ def _best_in(v, skip, words, next_word, in_start, in_arcs, arc_h, theta, off, re
 
 
 @njit(cache=True)
-def _greedy_cycle(N, arc_h, best_arc, rep, mark, cycle):
-    """A cycle of the greedy graph (each super-node's chosen arc) over the super-nodes
-    of words 1..N-1: its members written to ``cycle``, their number returned (0: the
-    greedy graph is a tree)."""
-    mark[:] = 0
-    walk = 0
-    for x in range(1, N):
-        v = _find(rep, x)
-        if mark[v] != 0:
-            continue
-        walk += 1
-        u = v
-        while u != 0 and mark[u] == 0:
-            mark[u] = walk
-            u = _find(rep, arc_h[best_arc[u]])
-        if u != 0 and mark[u] == walk:
-            k = 0
-            c = u
-            while True:
-                cycle[k] = c
-                k += 1
-                c = _find(rep, arc_h[best_arc[c]])
-                if c == u:
-                    return k
-    return 0
-
-
-@njit(cache=True)
 def arc_mst(n, arc_h, arc_m, theta, single_root):
     """Maximum spanning arborescence over the arc list ``arc_h, arc_m`` scored ``theta``
     (``-inf``: no arc), with one root child if ``single_root``. Returns ``(heads, value,
@@ -232,13 +204,20 @@ def arc_mst(n, arc_h, arc_m, theta, single_root):
     last_word[:N] = np.arange(N)
     off = np.zeros(N)
     parent = np.full(2 * N, -1, dtype=np.int64)      # the cycle a super-node went into
+    alive = np.zeros(2 * N, dtype=np.bool_)          # the super-nodes of the words
+    pred = np.zeros(2 * N, dtype=np.int64)           # the super-node its best arc is from
     mark = np.zeros(2 * N, dtype=np.int64)
     cycle = np.empty(N, dtype=np.int64)
     in_start = np.empty(0, dtype=np.int64)
     in_arcs = np.empty(0, dtype=np.int64)
     n_cycles = 0
     while True:
-        k = _greedy_cycle(N, arc_h, best_arc, rep, mark, cycle)
+        alive[:] = False
+        for x in range(1, N):
+            v = _find(rep, x)
+            alive[v] = True
+            pred[v] = _find(rep, arc_h[best_arc[v]])
+        k = _find_cycle(pred, alive, mark, cycle)
         if k == 0:
             children = 0
             for x in range(1, N):
