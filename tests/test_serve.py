@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from polyparse.parser.pipeline import Parser
-from polyparse.parser.serve import Server, ServeConfig
+from polyparse.parser.serve import Server, ServeConfig, warm_up
 
 from test_draw import gold_tree, tree_of
 
@@ -31,9 +31,13 @@ pytestmark = pytest.mark.xdist_group("serve")
 
 @pytest.fixture(scope="module")
 def server(sample_model_path):
-    """The sample model served on a free port of 127.0.0.1, in a thread."""
+    """The sample model served on a free port of 127.0.0.1, in a thread, warmed up as
+    ``polyparse serve`` warms it before it listens: on a cold numba cache the k-best
+    kernels took longer than a request's 30 s to compile in CI."""
     served = Server(ServeConfig(port=0, max_request=4096, lp_max_words=10))
-    served.load(Parser.load(sample_model_path), "sample.npz")
+    parser = Parser.load(sample_model_path)
+    warm_up(parser)
+    served.load(parser, "sample.npz")
     thread = threading.Thread(target=served.serve_forever, daemon=True)
     thread.start()
     yield served
