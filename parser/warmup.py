@@ -27,6 +27,7 @@ from typing import Sequence
 
 import numba
 
+from polyparse.corpora.cache import source_digest
 from polyparse.corpora.sentence import Sentence
 
 from . import training
@@ -38,11 +39,6 @@ log = logging.getLogger("polyparse.train")
 
 REHEARSAL_SENTENCES = 24
 """Training sentences of the rehearsal (more when jackknifing needs more folds)."""
-
-SOURCES = [Path(__file__).resolve().parent.parent / name
-           for name in ("corpora", "features", "decoders", "learning", "parser")]
-"""polyparse's packages."""
-
 
 def warm_kernels(train: Sequence[Sentence], config: TrainConfig,
                  dev: Sequence[Sentence] | None) -> None:
@@ -84,12 +80,10 @@ def _quietly(function, *args) -> None:
 
 
 def _digest(config: TrainConfig) -> str:
-    """Names the sources (path, size, modification time: what numba's cache checks)
-    and the setup, apart from what does not choose a kernel (epochs, seed)."""
-    hasher = hashlib.sha256()
-    for path in sorted(p for folder in SOURCES for p in folder.rglob("*.py")):
-        info = path.stat()
-        hasher.update(f"{path} {info.st_size} {info.st_mtime_ns}\n".encode())
+    """Names the sources (as numba's cache folder does, also where ``NUMBA_CACHE_DIR``
+    chooses another folder) and the setup, apart from what does not choose a kernel
+    (epochs, seed)."""
+    hasher = hashlib.sha256(source_digest(Path(__file__).resolve().parent.parent).encode())
     setup = {k: v for k, v in dataclasses.asdict(config).items()
              if k not in ("epochs", "seed")}
     hasher.update(json.dumps(setup, sort_keys=True, default=str).encode())
