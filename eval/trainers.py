@@ -130,8 +130,11 @@ def run_trainer(spec: str, prepared: training.Prepared, config: TrainConfig, arg
                           "objective": stats.objective,
                           "P": yardstick(model, stick, lp, args.lambda_, model.weights),
                           **{k: float(v) for k, v in stats.extra.items()}})
+            if args.dev_every and stats.epoch % args.dev_every == 0:
+                curve[-1]["dev_uas"] = dev_scores(model, config, dev, prepared.dev or dev,
+                                                  "lp", args.time_limit)["uas"]
             logging.info("%s epoch %d: %.1f s, P(w) %.4f, %s", spec, stats.epoch, seconds,
-                         curve[-1]["P"], stats.extra)
+                         curve[-1]["P"], {**stats.extra, **curve[-1]})
             if seconds >= budget:
                 break
     except ValueError as error:      # e.g. an order the trainer does not support
@@ -177,6 +180,9 @@ def main() -> None:
                     help="training sentences P(w) is evaluated on")
     ap.add_argument("--time-limit", type=float, default=10.0,
                     help="seconds per sentence of ILP decoding on dev")
+    ap.add_argument("--dev-every", type=int, default=0,
+                    help="also parse dev (LP) every K epochs, outside the budget's clock, "
+                         "into the curve of OUT.json (dev_uas); 0: only after training")
     ap.add_argument("--out", default=None)
     ap.add_argument("--append", action="store_true",
                     help="add --trainers to an earlier run's rows in OUT.json (its first row "
