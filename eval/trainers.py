@@ -18,7 +18,9 @@ shared preparation), so its peak memory is its own. Writes
 ``eval/results/trainers_{treebank}_order{order}.{json,md,png}``: P(w) against seconds for
 all trainers, each trainer's own certificate (dual value, duality gap, G) against
 seconds, and a table of dev UAS/LAS with LP and with ILP decoding, seconds per epoch,
-peak memory and state size per sentence.
+peak memory and state size per sentence. With ``--dev-every K`` the curve also holds dev
+UAS (LP) every K epochs, drawn against P(w) in a third panel; ``--replot --compare RUN``
+draws several runs' curves in one figure.
 """
 
 from __future__ import annotations
@@ -189,11 +191,15 @@ def main() -> None:
                          "stays the reference and sets the budget); same data and options")
     ap.add_argument("--replot", action="store_true",
                     help="only draw OUT.png again from OUT.json")
+    ap.add_argument("--compare", nargs="+", default=[], metavar="RUN",
+                    help="with --replot: draw the rows of these earlier runs' RUN.json "
+                         "in the same figure")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     out = Path(args.out) if args.out else RESULTS / f"trainers_{args.treebank}_order{args.order}"
     if args.replot:
-        plot([r for r in json.loads(out.with_suffix(".json").read_text())["rows"]
+        runs = [out.with_suffix(".json")] + [Path(p).with_suffix(".json") for p in args.compare]
+        plot([r for run in runs for r in json.loads(run.read_text())["rows"]
               if "error" not in r], out)
         return
     train, dev = treebank(args.treebank)
@@ -284,7 +290,16 @@ def plot(rows: list[dict], out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    traced = [row for row in rows if any("dev_uas" in c for c in row["curve"])]
+    fig, axes = plt.subplots(1, 3 if traced else 2, figsize=(18 if traced else 12, 4.5))
+    left, right = axes[:2]
+    for row in traced:         # --dev-every: how dev UAS moves with the objective
+        points = [(c["P"], c["dev_uas"]) for c in row["curve"] if "dev_uas" in c]
+        axes[2].plot(*zip(*points), marker="o", label=row["trainer"])
+    if traced:
+        axes[2].set(xlabel="P(w) (relaxed primal)", ylabel="dev UAS (LP)", xscale="log")
+        axes[2].invert_xaxis()
+        axes[2].legend(fontsize="small")
     for row in rows:
         seconds = [c["seconds"] for c in row["curve"]]
         left.plot(seconds, [c["P"] for c in row["curve"]], marker="o", label=row["trainer"])
