@@ -120,10 +120,13 @@ class Browser:
                  timeout: float = 30.0) -> None:
         self.timeout = timeout
         self.profile = Path(tempfile.mkdtemp(prefix="polyparse-chromium-"))
+        # TMPDIR inside the profile: Chromium keeps its singleton socket in a folder of
+        # TMPDIR that it does not remove when terminated; with the profile it goes
         self.process = subprocess.Popen(
             [binary, *FLAGS, f"--user-data-dir={self.profile}",
              f"--window-size={width},{height}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env={**os.environ, "TMPDIR": str(self.profile)})
         self.ws = None
         self.next_id = 0
         try:
