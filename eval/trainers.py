@@ -135,8 +135,7 @@ def run_trainer(spec: str, prepared: training.Prepared, config: TrainConfig, arg
             if args.dev_every and stats.epoch % args.dev_every == 0:
                 curve[-1]["dev_uas"] = dev_scores(model, config, dev, prepared.dev or dev,
                                                   "lp", args.time_limit)["uas"]
-            logging.info("%s epoch %d: %.1f s, P(w) %.4f, %s", spec, stats.epoch, seconds,
-                         curve[-1]["P"], {**stats.extra, **curve[-1]})
+            logging.info("%s epoch %d: %s", spec, stats.epoch, curve[-1])
             if seconds >= budget:
                 break
     except ValueError as error:      # e.g. an order the trainer does not support
