@@ -210,7 +210,7 @@ def _lead_hashes(table, salt, lead, groups):
     return lead_hash
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _word_hash(t, col, lead, lead_hash, rest, n_rest, groups):
     """The hash of template t through its word groups, anchors at columns ``col``."""
     la = lead[t]
@@ -221,7 +221,7 @@ def _word_hash(t, col, lead, lead_hash, rest, n_rest, groups):
     return hv
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _part_hash(t, afield, n_afield, values):
     """The group hash of template t's part atoms, read from ``values``."""
     ga = GROUP_SEED
