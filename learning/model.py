@@ -22,6 +22,7 @@ from polyparse.corpora.signals import stops_to_main_thread
 from polyparse.decoders import Parts, PartType
 from polyparse.decoders.higher_order import build_parts
 from polyparse.features.extractor import FeatureExtractor, real_weights
+from polyparse.features.vocab import EncodedSentence
 
 from . import _kernels
 
@@ -108,12 +109,16 @@ class LinearModel:
 
     # -- examples -----------------------------------------------------------------
 
-    def candidate_arcs(self, sentence: Sentence, *, gold: bool = False) -> np.ndarray | None:
+    def candidate_arcs(self, sentence: Sentence, *, gold: bool = False,
+                       encoded: EncodedSentence | None = None) -> np.ndarray | None:
         """The pruner's arcs (None: all arcs); with ``gold=True`` the gold arcs are
-        added, so that the gold tree is a feasible structure for training."""
+        added, so that the gold tree is a feasible structure for training. ``encoded``:
+        the sentence as this model's extractor encodes it, if already at hand (a pruner
+        that shares the extractor, as a trained one does, then does not encode it again)."""
         if self.pruner is None:
             return None
-        arcs = self.pruner.candidate_arcs(sentence)
+        shared = self.pruner.model.extractor is self.extractor
+        arcs = self.pruner.candidate_arcs(sentence, encoded if shared else None)
         if gold:
             words = np.arange(1, len(sentence) + 1)
             arcs = np.unique(np.concatenate([arcs, np.stack([sentence.heads[1:], words], 1)]),
@@ -126,7 +131,7 @@ class LinearModel:
         ``gold=True`` also its gold structure and labels."""
         encoded = self.extractor.encode(sentence)
         if arcs is None:
-            arcs = self.candidate_arcs(sentence, gold=gold)
+            arcs = self.candidate_arcs(sentence, gold=gold, encoded=encoded)
         parts = build_parts(len(sentence), arcs, **self.part_options)
         part_features = self.extractor.part_features(encoded, parts)
         if self.labels:
@@ -178,8 +183,8 @@ class LinearModel:
         return str(self.part_options.get("order", "1")) == "1"
 
     def arc_scores(self, sentence: Sentence, v: np.ndarray | None = None,
-                   label_scores: np.ndarray | None = None
-                   ) -> tuple[np.ndarray, np.ndarray]:
+                   label_scores: np.ndarray | None = None, *,
+                   encoded: EncodedSentence | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(S, labels)``, both ``(n + 1, n + 1)``: ``S[h, m]`` the score of arc h -> m
         with its best label folded in (as :meth:`scores` does for an ARC row), ``-inf``
         for what is not a candidate arc (the diagonal, column 0, pruned arcs), and
@@ -197,7 +202,8 @@ class LinearModel:
         """
         if v is None:
             v = self.weights
-        encoded = self.extractor.encode(sentence)
+        if encoded is None:
+            encoded = self.extractor.encode(sentence)
         if not self.labels:
             S = self.extractor.arc_scores(encoded, v[:self.part_dim])
             labels = np.zeros(S.shape, dtype=np.int64)
@@ -215,7 +221,7 @@ class LinearModel:
                     S = self.extractor.arc_scores(encoded, v[:self.part_dim])
                     best, labels = label_job.result()
             S += best
-        arcs = self.candidate_arcs(sentence)
+        arcs = self.candidate_arcs(sentence, encoded=encoded)
         if arcs is not None:
             keep = np.zeros(S.shape, dtype=bool)
             keep[arcs[:, 0], arcs[:, 1]] = True
