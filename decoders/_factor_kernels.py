@@ -104,7 +104,7 @@ def arc_matrix(n, arc_h, arc_m, theta):
     return S
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _find(rep, x):
     """The super-node that node ``x`` is now part of (union-find, path compression)."""
     r = x
@@ -137,7 +137,7 @@ def _in_arcs(n, arc_h, arc_m, theta):
     return in_start, in_arcs
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _best_in(v, skip, words, next_word, in_start, in_arcs, arc_h, theta, off, rep):
     """The best arc into super-node ``v`` from outside it and not from super-node
     ``skip`` (-1: none skipped), at the reweighted score ``theta[a] - off[word]``: its

@@ -35,7 +35,7 @@ def _better(val, best_val, prefer, h, m, best_h, best_m):
             and not _preferred(prefer, best_h, best_m))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _best_head(W, alive, v, orig_h, orig_m, prefer):
     """Live slot ``u != v`` maximizing ``W[u, v]``; -1 if all -inf. Ties go to the arc of
     ``prefer``, then to the first slot."""
@@ -53,7 +53,7 @@ def _best_head(W, alive, v, orig_h, orig_m, prefer):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _find_cycle(best, alive, mark, cycle):
     """Write one cycle of the greedy graph ``v <- best[v]`` into ``cycle``; its length.
 
