@@ -15,6 +15,7 @@ import logging
 
 import numpy as np
 
+from . import _matrix_tree_kernels
 from .mst import check_scores, chu_liu_edmonds
 
 logger = logging.getLogger(__name__)
@@ -50,7 +51,8 @@ def arc_marginals(S: np.ndarray, single_root: bool) -> tuple[np.ndarray, float]:
     partially pivoted LU. That is accurate to about 1e-12 for scores of standard
     deviation up to ~40 (checked against 80-digit arithmetic); beyond a few hundred
     nats between competing arcs float64 cannot represent the distribution, which the
-    checks below detect (every word's marginals must sum to 1 within 1e-6).
+    checks below detect (every word's marginals must sum to 1 within 1e-6). The loops are
+    one numba call, :func:`decoders._matrix_tree_kernels.marginals`.
 
     Parameters
     ----------
@@ -75,46 +77,19 @@ def arc_marginals(S: np.ndarray, single_root: bool) -> tuple[np.ndarray, float]:
         (a ``ValueError``) if trees exist but the result is numerically unreliable.
     """
     S = check_scores(S)
-    n = S.shape[0] - 1
-    marginals = np.zeros((n + 1, n + 1), dtype=np.float64)
-    if n == 0:
-        return marginals, 0.0
-    X = S[:, 1:].copy()  # X[h, m - 1]
-    X[np.arange(1, n + 1), np.arange(n)] = -np.inf
-    shift = X.max(axis=0)
-    if np.isneginf(shift).any():
+    if S.shape[0] == 1:
+        return np.zeros((1, 1)), 0.0
+    marginals, log_z, error, status = _matrix_tree_kernels.marginals(S, single_root)
+    if status == _matrix_tree_kernels.NO_HEAD:
         raise ValueError("no spanning tree rooted at 0: some word has no candidate head")
-    A = np.exp(X - shift)
-    root, words = A[0], A[1:]  # words[h - 1, m - 1]
-    L = -words
-    if single_root:
-        L[np.diag_indices(n)] = words.sum(axis=0)
-        L[0] = root
-    else:
-        L[np.diag_indices(n)] = words.sum(axis=0) + root
-    with np.errstate(divide="ignore", invalid="ignore"):  # a singular L: checked below
-        sign, logdet = np.linalg.slogdet(L)
-    if sign <= 0 or not np.isfinite(logdet):
+    if status == _matrix_tree_kernels.SINGULAR:
         chu_liu_edmonds(S, single_root)  # raises ValueError if no tree exists at all
         raise IllConditionedError("the Laplacian is numerically singular: the scores span "
                                   "too wide a range (divide them by a temperature)")
-    Linv = np.linalg.inv(L)
-    diag = np.diag(Linv).copy()
-    cross = Linv.T.copy()  # cross[h - 1, m - 1] = Linv[m - 1, h - 1]
-    if single_root:
-        diag[0] = 0.0
-        cross[0] = 0.0
-    with np.errstate(invalid="ignore", over="ignore"):  # checked just below
-        marginals[0, 1:] = root * (Linv[:, 0] if single_root else diag)
-        marginals[1:, 1:] = words * (diag[None, :] - cross)
-    error = np.abs(marginals[:, 1:].sum(axis=0) - 1.0).max()
-    if single_root:
-        error = max(error, abs(marginals[0].sum() - 1.0))
-    if not error <= 1e-6 or marginals.min() < -1e-6:
+    if status == _matrix_tree_kernels.OFF:
         raise IllConditionedError(f"matrix-tree marginals are off by {error:.1e}: the scores "
                                   "span too wide a range (divide them by a temperature)")
-    np.clip(marginals, 0.0, 1.0, out=marginals)
-    return marginals, float(logdet + shift.sum())
+    return marginals, float(log_z)
 
 
 def prune_arcs(S: np.ndarray, single_root: bool, threshold: float = 1e-4,
@@ -151,18 +126,8 @@ def prune_arcs(S: np.ndarray, single_root: bool, threshold: float = 1e-4,
         raise ValueError(f"max_heads must be >= 1, got {max_heads}")
     S = check_scores(S)
     heads = chu_liu_edmonds(S, single_root)
-    marginals = reliable_marginals(S, single_root)
-    n = S.shape[0] - 1
-    words = np.arange(1, n + 1)
-    priority = marginals[:, 1:].copy()  # priority[h, m - 1]
-    priority[priority <= threshold] = -1.0
-    priority[heads[1:], words - 1] = 2.0  # the tree arc outranks every marginal
-    order = np.argsort(-priority, axis=0, kind="stable")[:max_heads]
-    keep = np.zeros_like(priority, dtype=bool)
-    np.put_along_axis(keep, order, True, axis=0)
-    keep &= priority > 0.0
-    h, m = np.nonzero(keep)
-    return np.stack([h, m + 1], axis=1).astype(np.int64)
+    return _matrix_tree_kernels.keep_heads(reliable_marginals(S, single_root), heads,
+                                           float(threshold), int(max_heads))
 
 
 def reliable_marginals(S: np.ndarray, single_root: bool) -> np.ndarray:
