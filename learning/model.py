@@ -117,8 +117,7 @@ class LinearModel:
         that shares the extractor, as a trained one does, then does not encode it again)."""
         if self.pruner is None:
             return None
-        shared = self.pruner.model.extractor is self.extractor
-        arcs = self.pruner.candidate_arcs(sentence, encoded if shared else None)
+        arcs = self.pruner.candidate_arcs(sentence, encoded, self.extractor)
         if gold:
             words = np.arange(1, len(sentence) + 1)
             arcs = np.unique(np.concatenate([arcs, np.stack([sentence.heads[1:], words], 1)]),

@@ -18,6 +18,7 @@ import numpy as np
 
 from polyparse.corpora.sentence import Sentence
 from polyparse.decoders.matrix_tree import prune_arcs
+from polyparse.features.extractor import FeatureExtractor
 from polyparse.features.vocab import EncodedSentence
 
 from .model import LinearModel
@@ -37,11 +38,13 @@ class Pruner:
     max_heads: int = 10
     temperature: float = 1.0
 
-    def candidate_arcs(self, sentence: Sentence,
-                       encoded: EncodedSentence | None = None) -> np.ndarray:
-        """``int64 (k, 2)`` kept arcs ``(h, m)`` of ``sentence`` (``encoded`` by the
-        model's extractor, if at hand)."""
-        S, _ = self.model.arc_scores(sentence, encoded=encoded)
+    def candidate_arcs(self, sentence: Sentence, encoded: EncodedSentence | None = None,
+                       extractor: FeatureExtractor | None = None) -> np.ndarray:
+        """``int64 (k, 2)`` kept arcs ``(h, m)`` of ``sentence``; ``encoded``, the
+        sentence as ``extractor`` encodes it, is reused when that is the model's (as in a
+        trained parser, whose pruner shares the parser's extractor)."""
+        shared = encoded if extractor is self.model.extractor else None
+        S, _ = self.model.arc_scores(sentence, encoded=shared)
         return prune_arcs(S / self.temperature, self.single_root, threshold=self.threshold,
                           max_heads=self.max_heads)
 

@@ -82,7 +82,7 @@ def test_fused_arc_scores_of_a_pruned_model_keep_only_candidates(sample_dev):
     keep = np.array([[0, 2], [2, 1], [2, 3], [1, 3]])
 
     class Pruner:
-        def candidate_arcs(self, sentence):
+        def candidate_arcs(self, sentence, encoded=None, extractor=None):
             return keep
 
     model.pruner = Pruner()
