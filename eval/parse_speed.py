@@ -198,12 +198,16 @@ def main() -> None:
     tokens = sum(len(s) for s in gold)
     outputs = Path(tempfile.gettempdir()) / "parse_speed"
     outputs.mkdir(exist_ok=True)
+
+    def output(decoder: str) -> Path:
+        return outputs / f"{args.treebank}_{decoder}.conllu"
+
     warm_path = outputs / "warm.conllu"
     write_conllu(gold[:5], warm_path)
     parser = Parser.load(model_path)
     rows = []
     for decoder in args.decoders.split(","):
-        out = outputs / f"{args.treebank}_{decoder}.conllu"
+        out = output(decoder)
         row = {"decoder": decoder, "sentences": len(gold), "tokens": tokens}
         run_cli(model_path, warm_path, out, decoder)       # numba's cache filled first
         row.update(run_cli(model_path, dev_path, out, decoder))
@@ -231,8 +235,7 @@ def main() -> None:
     for _ in range(args.repeat - 1):     # the host's speed drifts: decoders take turns
         for row in rows:
             parser.use_decoder(row["decoder"])
-            row["runs_cpu_s"].append(parse_file(
-                parser, dev_path, outputs / f"{args.treebank}_{row['decoder']}.conllu"))
+            row["runs_cpu_s"].append(parse_file(parser, dev_path, output(row["decoder"])))
     for row in rows:
         row["cpu_s"] = float(np.median(row["runs_cpu_s"]))
         row["tokens_per_s"] = tokens / row["cpu_s"]

@@ -121,7 +121,8 @@ class Browser:
         self.timeout = timeout
         self.profile = Path(tempfile.mkdtemp(prefix="polyparse-chromium-"))
         # TMPDIR inside the profile: Chromium keeps its singleton socket in a folder of
-        # TMPDIR that it does not remove when terminated; with the profile it goes
+        # TMPDIR that it does not remove when terminated, so the folder goes with the
+        # profile
         self.process = subprocess.Popen(
             [binary, *FLAGS, f"--user-data-dir={self.profile}",
              f"--window-size={width},{height}", "about:blank"],
