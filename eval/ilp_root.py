@@ -1,0 +1,140 @@
+"""Where HiGHS's exact decoding spends its time on the sentences whose LP is fractional
+(issue 13: exact decoding at the LP's speed, for ``--order full`` too).
+
+One command::
+
+    python eval/ilp_root.py --model PATH [--treebank en_ewt] [--max-dev N] [--out NAME]
+
+Parses the first ``--max-dev`` dev sentences' parts and scores with the model, solves each
+one's LP relaxation (the ``lp`` decoder: the multi-commodity program), and on those whose
+LP is fractional times HiGHS's branch and bound (``scipy.optimize.milp``, relative gap 0,
+:data:`TIME_LIMIT` seconds each) on the single- and the multi-commodity program of
+:mod:`decoders.formulation`, with HiGHS's presolve on and off. Per variant: CPU seconds
+of building the program and of the solve, the solve's median multiple of the sentence's
+LP time, branch-and-bound nodes (1: closed at the root), and the largest difference of
+the optimum from the first variant's (all four must find the same optimum). One core.
+Writes ``eval/results/<out>.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+from _common import REPO, RESULTS, single_thread, treebank_or_sample, uptime, write_table
+
+single_thread()
+
+from scipy.optimize import LinearConstraint, milp  # noqa: E402
+
+from polyparse.decoders import make_decoder  # noqa: E402
+from polyparse.decoders.formulation import build_formulation  # noqa: E402
+from polyparse.parser.pipeline import Parser  # noqa: E402
+from polyparse.parser.training import without_lemmas  # noqa: E402
+
+TIME_LIMIT = 120.0
+"""CPU seconds per branch and bound before HiGHS gives up (counted as not closed)."""
+
+VARIANTS = [(flow, presolve) for flow in ("single", "multi") for presolve in (True, False)]
+
+
+def solve(form, presolve: bool) -> tuple[float, float, int, bool]:
+    """``(CPU s, optimum, nodes, proven optimal)`` of HiGHS's branch and bound."""
+    start = time.process_time()
+    res = milp(-form.c, integrality=form.integrality, bounds=(form.lower, form.upper),
+               constraints=[LinearConstraint(form.A_ub, -np.inf, form.b_ub),
+                            LinearConstraint(form.A_eq, form.b_eq, form.b_eq)],
+               options={"mip_rel_gap": 0.0, "presolve": presolve, "time_limit": TIME_LIMIT})
+    seconds = time.process_time() - start
+    value = -res.fun if res.fun is not None else np.nan
+    return seconds, value, int(res.mip_node_count or 0), res.status == 0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--treebank", default="en_ewt")
+    ap.add_argument("--max-dev", type=int, default=None)
+    ap.add_argument("--out", default="ilp_root")
+    args = ap.parse_args()
+    parser = Parser.load(args.model)
+    model = parser.model
+    _, dev = treebank_or_sample(args.treebank, 1, args.max_dev)
+    lp = make_decoder("lp", parser.config.single_root)
+    lp_seconds, lp_tokens, fractional = 0.0, 0, []
+    for i, sentence in enumerate(dev):
+        example = model.example(sentence if parser.config.uses_lemmas
+                                else without_lemmas(sentence))
+        scores = model.scores(example).parts
+        start = time.process_time()
+        relaxed = lp.decode(example.parts, scores)
+        seconds = time.process_time() - start
+        if i > 0:                           # the first call compiles the kernels
+            lp_seconds += seconds
+            lp_tokens += len(sentence)
+        if not relaxed.stats["integral"]:
+            fractional.append((example.parts, scores, seconds, len(sentence),
+                               relaxed.stats["lp_value"], relaxed.stats["rounded_value"]))
+    rows = [{"variant": "lp (multi-commodity), all sentences", "sentences": len(dev) - 1,
+             "solve_s": lp_seconds, "tokens_per_s": lp_tokens / lp_seconds}]
+    results = {variant: [] for variant in VARIANTS}
+    load_before = os.getloadavg()[0]
+    for parts, scores, lp_time, words, _, _ in fractional:
+        for flow, presolve in VARIANTS:
+            start = time.process_time()
+            form = build_formulation(parts, scores, single_root=parser.config.single_root,
+                                     flow=flow)
+            build = time.process_time() - start
+            results[flow, presolve].append((build, lp_time, *solve(form, presolve)))
+        print(words, {f"{f}/{p}": round(r[-1][2], 3) for (f, p), r in results.items()},
+              flush=True)
+    load_after = os.getloadavg()[0]
+    reference = np.array([r[3] for r in results[VARIANTS[0]]])
+    lp_value = np.array([f[4] for f in fractional])
+    rounded = np.array([f[5] for f in fractional])
+    scale = np.maximum(1.0, np.abs(reference))
+    lp_gap, rounding_gap = (lp_value - reference) / scale, (reference - rounded) / scale
+    rows.append({"variant": "lp (multi-commodity), fractional sentences",
+                 "sentences": len(fractional), "solve_s": sum(f[2] for f in fractional),
+                 "lp_gap_median": f"{np.median(lp_gap):.1e}",
+                 "lp_gap_max": f"{lp_gap.max():.1e}",
+                 "rounded_optimal": float(np.mean(rounding_gap <= 1e-9))})
+    for (flow, presolve), found in results.items():
+        build, lp_time, seconds, value, nodes, optimal = (np.array(c) for c in zip(*found))
+        rows.append({"variant": f"milp, {flow}-commodity, presolve {'on' if presolve else 'off'}",
+                     "sentences": len(found), "build_s": float(build.sum()),
+                     "solve_s": float(seconds.sum()),
+                     "median_x_lp": float(np.median(seconds / lp_time)),
+                     "nodes_mean": float(nodes.mean()), "nodes_max": int(nodes.max()),
+                     "at_root": float(np.mean(nodes <= 1)), "closed": float(np.mean(optimal)),
+                     "diff": f"{np.nanmax(np.abs(value - reference)):.1e}",
+                     "load": f"{load_before:.1f}-{load_after:.1f}"})
+    command = "python eval/ilp_root.py " + " ".join(sys.argv[1:])
+    notes = (f"Command: `{command}`. Model {args.model} (order "
+             f"{parser.config.parts.get('order', '1')}); {len(dev)} {args.treebank} dev "
+             f"sentences, gold tags, {len(fractional)} of them with a fractional LP. CPU "
+             "seconds on one core; `solve s`: HiGHS's time, summed over the sentences "
+             "(`build s`: making the program); `median x LP`: the solve's median multiple "
+             "of the same sentence's LP (the `lp` decoder, rounding included); `at root`: "
+             "the share closed with at most one node; `diff`: the largest difference of "
+             "the optimum from the first milp row's; `LP gap`: (LP value - optimum) / "
+             "max(1, |optimum|), median and largest; `rounded optimal`: the share of them "
+             "whose rounded tree (the `lp` decoder's, after local search) is optimal. "
+             f"`uptime` at the end: {uptime()}.")
+    columns = [("variant", "variant"), ("sentences", "sentences"), ("build_s", "build s"),
+               ("solve_s", "solve s"), ("tokens_per_s", "tokens/s"),
+               ("median_x_lp", "median x LP"), ("nodes_mean", "mean nodes"),
+               ("nodes_max", "max nodes"), ("at_root", "at root"), ("closed", "closed"),
+               ("diff", "diff"), ("lp_gap_median", "median LP gap"),
+               ("lp_gap_max", "largest LP gap"), ("rounded_optimal", "rounded optimal"),
+               ("load", "load")]
+    write_table(RESULTS / args.out, "Exact decoding with HiGHS on fractional LPs", rows,
+                columns, notes)
+
+
+if __name__ == "__main__":
+    os.chdir(REPO)
+    main()
