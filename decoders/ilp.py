@@ -22,9 +22,9 @@ from .parts import Parts, PartType
 from .pulp_backend import solve_pulp
 
 
-def solve_highs(form: Formulation, time_limit: float | None = None
+def solve_highs(form: Formulation, time_limit: float | None = None, *, presolve: bool = True
                 ) -> tuple[np.ndarray | None, bool, int | None]:
-    """Maximize ``form`` with HiGHS's branch and bound.
+    """Maximize ``form`` with HiGHS's branch and bound (``presolve``: HiGHS's own).
 
     Returns ``(x, optimal, nodes)``: the best solution found (None if none), whether it
     is proven optimal (relative gap 0), and the number of branch-and-bound nodes (None
@@ -34,7 +34,7 @@ def solve_highs(form: Formulation, time_limit: float | None = None
     """
     from scipy.optimize import LinearConstraint, milp  # 0.4 s to import: not at start-up
 
-    options = {"mip_rel_gap": 0.0}
+    options = {"mip_rel_gap": 0.0, "presolve": presolve}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
     res = milp(-form.c, integrality=form.integrality, bounds=(form.lower, form.upper),

@@ -83,11 +83,13 @@ def test_ilp_equals_brute_force(order, consecutive, single_root, options):
             np.testing.assert_array_equal(result.output, parts.from_heads(result.heads))
 
 
-@pytest.mark.parametrize("flow", ["multi", "single"])
-@pytest.mark.parametrize("consecutive", [False, True])
-def test_ilp_solution_indicators_match_definitions(flow, consecutive):
-    """On the solver's raw solution every part variable, the non-projective arcs and
-    valency included, equals its definition on the tree the arcs form."""
+@pytest.mark.parametrize("flow, consecutive, presolve",
+                         [("multi", False, True), ("multi", True, True), ("single", False, True),
+                          ("single", True, True), ("single", False, False)])
+def test_ilp_solution_indicators_match_definitions(flow, consecutive, presolve):
+    """On the solver's raw solution, with HiGHS's presolve or without, every part
+    variable, the non-projective arcs and valency included, equals its definition on the
+    tree the arcs form."""
     rng = np.random.default_rng(5)
     for n, single_root in ((6, True), (8, False)):
         arcs = pruned_arcs(n, rng, heads_per_word=4)
@@ -96,7 +98,7 @@ def test_ilp_solution_indicators_match_definitions(flow, consecutive):
         # make non-projective arcs likely to be chosen
         scores[parts.block(PartType.NONPROJ)] += 1.0
         form = build_formulation(parts, scores, single_root=single_root, flow=flow)
-        x, optimal, _ = solve_highs(form)
+        x, optimal, _ = solve_highs(form, presolve=presolve)
         assert optimal
         heads = round_to_tree(parts, x[:form.n_parts], single_root)
         assert_valid_tree(heads, n, single_root)
