@@ -74,6 +74,8 @@ def main() -> None:
         if not relaxed.stats["integral"]:
             fractional.append((parts, scores, seconds, words, relaxed.stats["lp_value"],
                                relaxed.stats["rounded_value"]))
+    if not fractional:
+        sys.exit(f"none of the {len(dev)} dev sentences has a fractional LP: nothing to time")
     rows = [{"variant": "lp (multi-commodity), all sentences", "sentences": len(dev),
              "solve_s": lp_seconds, "tokens_per_s": sum(p[2] for p in problems) / lp_seconds}]
     results = {variant: [] for variant in VARIANTS}
