@@ -38,7 +38,6 @@ single_thread()
 from polyparse.decoders import make_decoder  # noqa: E402
 from polyparse.parser.evaluate import attachment_scores  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
-from polyparse.parser.training import without_lemmas  # noqa: E402
 
 DECODERS = {"lp": ("lp", {}), "ad3": ("ad3", {}), "ilp": ("ilp", {}),
             "ad3-exact": ("ad3-exact", {}),
@@ -86,8 +85,7 @@ def main() -> None:
     model = parser.model
     problems = []
     for sentence in dev:
-        seen = sentence if parser.config.uses_lemmas else without_lemmas(sentence)
-        example = model.example(seen)
+        example = model.example(parser.seen(sentence))
         scores = model.scores(example)
         problems.append((example, scores.parts, scores.labels))
     tokens = sum(len(s) for s in dev)

@@ -316,7 +316,7 @@ class Parser:
             self.decodings.add(Certificate("exact", 0.0))
             nothing = None if confidence is None else np.full(1, np.nan)
             return Analysis(sentence, Certificate("exact", 0.0), nothing, nothing)
-        seen = self._seen(sentence)
+        seen = self.seen(sentence)
         user = constraints is not None and constraints.applies(sentence)
         plain = found = parsed = None
         if not user:
@@ -501,7 +501,7 @@ class Parser:
         arcs)."""
         n = len(sentence)
         labels = self.model.labels
-        seen = self._seen(sentence)
+        seen = self.seen(sentence)
         factored = self.model.arc_factored
         S = plain.S if plain is not None and factored else None
         every = plain.label_scores if plain is not None else None
@@ -625,7 +625,7 @@ class Parser:
     def fit_confidence(self, sentences: Sequence[Sentence]) -> Temperatures:
         """The temperatures of :func:`learning.confidence.fit_temperatures` on gold
         ``sentences`` (held out from training), as this parser's features see them."""
-        return fit_temperatures(self.model, [self._seen(s) for s in sentences],
+        return fit_temperatures(self.model, [self.seen(s) for s in sentences],
                                 self.config.single_root)
 
     def relax(self, sentence: Sentence) -> Relaxation:
@@ -643,7 +643,7 @@ class Parser:
         if len(sentence) == 0:
             return Relaxation(Analysis(sentence, Certificate("lp-integral", 0.0)),
                               np.zeros((1, 1)), decoder.name)
-        result, label_ids, example = self._decode_parts(self._seen(sentence), decoder)
+        result, label_ids, example = self._decode_parts(self.seen(sentence), decoder)
         parsed = self._labelled(sentence, result.heads, label_ids)
         return Relaxation(Analysis(parsed, decoder.certificate(result)),
                           example.parts.arc_matrix(result.output, fill=0.0), decoder.name)
@@ -673,11 +673,11 @@ class Parser:
             trees = [ScoredTree(np.full(1, -1, dtype=np.int64), 0.0)]
             names = [[ROOT]]
         elif self.model.arc_factored:
-            S, labels = self.model.arc_scores(self._seen(sentence))
+            S, labels = self.model.arc_scores(self.seen(sentence))
             trees = self.decoder.kbest_arcs(S, k)
             names = [self._arc_label_names(tree.heads, labels) for tree in trees]
         else:
-            example = self.model.example(self._seen(sentence))
+            example = self.model.example(self.seen(sentence))
             scores = self.model.scores(example)
             trees = self.decoder.kbest(example.parts, scores.parts, k)
             names = [self.model.label_names(tree.heads, example, scores.labels)
@@ -693,7 +693,7 @@ class Parser:
                                       f"# kbest_score = {score:.6f}"], first=rank == 1)
                 for rank, (parsed, score) in enumerate(self.kbest(sentence, k), 1)]
 
-    def _seen(self, sentence: Sentence) -> Sentence:
+    def seen(self, sentence: Sentence) -> Sentence:
         """What the parser's features see of ``sentence`` (lemmas only if trained on)."""
         return sentence if self.config.uses_lemmas else without_lemmas(sentence)
 

@@ -52,7 +52,7 @@ def test_label_scores_pick_the_label_the_parser_writes(sample_model_path, sample
     parser = Parser.load(sample_model_path)
     model = parser.model
     for sentence in sample_dev[:10]:
-        seen = parser._seen(sentence)
+        seen = parser.seen(sentence)
         n = len(sentence)
         analysis = parser.analyze(sentence, Temperatures(30.0, 7.0))
         words = np.arange(1, n + 1)
@@ -73,7 +73,7 @@ def test_fitted_temperatures_minimize_the_negative_log_likelihood(sample_model_p
 
     parser = Parser.load(sample_model_path)
     model = parser.model
-    dev = [parser._seen(s) for s in sample_dev[:40]]
+    dev = [parser.seen(s) for s in sample_dev[:40]]
     fitted = fit_temperatures(model, dev, True)
 
     def head_nll(t):
