@@ -5,14 +5,15 @@ One command::
 
     python eval/ilp_root.py --model PATH [--treebank en_ewt] [--max-dev N] [--out NAME]
 
-Parses the first ``--max-dev`` dev sentences' parts and scores with the model, solves each
-one's LP relaxation (the ``lp`` decoder: the multi-commodity program), and on those whose
-LP is fractional times HiGHS's branch and bound (:func:`decoders.ilp.solve_highs`,
-relative gap 0, :data:`TIME_LIMIT` seconds each) on the single- and the multi-commodity
-program of :mod:`decoders.formulation`, with HiGHS's presolve on and off. Per variant: CPU seconds
-of building the program and of the solve, the solve's median multiple of the sentence's
-LP time, branch-and-bound nodes (1: closed at the root), and the largest difference of
-the optimum from the first variant's (all four must find the same optimum). One core.
+Parses the first ``--max-dev`` dev sentences' parts and scores with the model and solves
+each one's LP relaxation (the ``lp`` decoder: the multi-commodity program), timed on a
+second pass after the first has compiled the kernels. On the sentences whose LP is
+fractional it times HiGHS's branch and bound (:func:`decoders.ilp.solve_highs`, relative
+gap 0, :data:`TIME_LIMIT` seconds each) on the single- and the multi-commodity program of
+:mod:`decoders.formulation`, with HiGHS's presolve on and off. Per variant: CPU seconds of
+building the program and of the solve, the solve's median multiple of the sentence's LP
+time, branch-and-bound nodes (1: closed at the root), and the largest difference of the
+optimum from the first variant's (all four must find the same optimum). One core.
 Writes ``eval/results/<out>.{json,md}``.
 """
 
@@ -22,22 +23,33 @@ import argparse
 import os
 import sys
 import time
+from typing import NamedTuple
 
 import numpy as np
 from _common import REPO, RESULTS, single_thread, treebank_or_sample, uptime, write_table
 
 single_thread()
 
-from polyparse.decoders import make_decoder  # noqa: E402
+from polyparse.decoders import Parts, make_decoder  # noqa: E402
 from polyparse.decoders.formulation import build_formulation  # noqa: E402
 from polyparse.decoders.ilp import solve_highs  # noqa: E402
 from polyparse.parser.pipeline import Parser  # noqa: E402
-from polyparse.parser.training import without_lemmas  # noqa: E402
 
 TIME_LIMIT = 120.0
 """CPU seconds per branch and bound before HiGHS gives up (counted as not closed)."""
 
 VARIANTS = [(flow, presolve) for flow in ("single", "multi") for presolve in (True, False)]
+
+
+class Fractional(NamedTuple):
+    """A sentence whose LP is fractional, and what the ``lp`` decoder made of it."""
+
+    parts: Parts
+    scores: np.ndarray
+    words: int
+    lp_seconds: float
+    lp_value: float
+    rounded_value: float
 
 
 def solve(form, presolve: bool) -> tuple[float, float, int, bool]:
@@ -61,10 +73,10 @@ def main() -> None:
     lp = make_decoder("lp", parser.config.single_root)
     problems = []
     for sentence in dev:
-        example = model.example(sentence if parser.config.uses_lemmas
-                                else without_lemmas(sentence))
+        example = model.example(parser.seen(sentence))
         problems.append((example.parts, model.scores(example).parts, len(sentence)))
-    lp.decode(*problems[0][:2])             # compile the kernels before timing
+    for parts, scores, _ in problems:   # once untimed: numba compiles the kernels (local
+        lp.decode(parts, scores)        # search only on a fractional LP) on first use
     lp_seconds, fractional = 0.0, []
     for parts, scores, words in problems:
         start = time.process_time()
@@ -72,36 +84,38 @@ def main() -> None:
         seconds = time.process_time() - start
         lp_seconds += seconds
         if not relaxed.stats["integral"]:
-            fractional.append((parts, scores, seconds, words, relaxed.stats["lp_value"],
-                               relaxed.stats["rounded_value"]))
+            fractional.append(Fractional(parts, scores, words, seconds,
+                                         relaxed.stats["lp_value"],
+                                         relaxed.stats["rounded_value"]))
     if not fractional:
         sys.exit(f"none of the {len(dev)} dev sentences has a fractional LP: nothing to time")
     rows = [{"variant": "lp (multi-commodity), all sentences", "sentences": len(dev),
              "solve_s": lp_seconds, "tokens_per_s": sum(p[2] for p in problems) / lp_seconds}]
     results = {variant: [] for variant in VARIANTS}
     load_before = os.getloadavg()[0]
-    for parts, scores, lp_time, words, _, _ in fractional:
+    for sentence in fractional:
         for flow, presolve in VARIANTS:
             start = time.process_time()
-            form = build_formulation(parts, scores, single_root=parser.config.single_root,
-                                     flow=flow)
+            form = build_formulation(sentence.parts, sentence.scores,
+                                     single_root=parser.config.single_root, flow=flow)
             build = time.process_time() - start
-            results[flow, presolve].append((build, lp_time, *solve(form, presolve)))
-        print(words, {f"{f}/{p}": round(r[-1][2], 3) for (f, p), r in results.items()},
+            results[flow, presolve].append((build, *solve(form, presolve)))
+        print(sentence.words, {f"{f}/{p}": round(r[-1][1], 3) for (f, p), r in results.items()},
               flush=True)
     load_after = os.getloadavg()[0]
-    reference = np.array([r[3] for r in results[VARIANTS[0]]])
-    lp_value = np.array([f[4] for f in fractional])
-    rounded = np.array([f[5] for f in fractional])
+    reference = np.array([r[2] for r in results[VARIANTS[0]]])
+    lp_time = np.array([f.lp_seconds for f in fractional])
+    lp_value = np.array([f.lp_value for f in fractional])
+    rounded = np.array([f.rounded_value for f in fractional])
     scale = np.maximum(1.0, np.abs(reference))
     lp_gap, rounding_gap = (lp_value - reference) / scale, (reference - rounded) / scale
     rows.append({"variant": "lp (multi-commodity), fractional sentences",
-                 "sentences": len(fractional), "solve_s": sum(f[2] for f in fractional),
+                 "sentences": len(fractional), "solve_s": float(lp_time.sum()),
                  "lp_gap_median": f"{np.median(lp_gap):.1e}",
                  "lp_gap_max": f"{lp_gap.max():.1e}",
                  "rounded_optimal": float(np.mean(rounding_gap <= 1e-9))})
     for (flow, presolve), found in results.items():
-        build, lp_time, seconds, value, nodes, optimal = (np.array(c) for c in zip(*found))
+        build, seconds, value, nodes, optimal = (np.array(c) for c in zip(*found))
         rows.append({"variant": f"milp, {flow}-commodity, presolve {'on' if presolve else 'off'}",
                      "sentences": len(found), "build_s": float(build.sum()),
                      "solve_s": float(seconds.sum()),
