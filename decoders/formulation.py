@@ -18,6 +18,8 @@ Variables, in this order (so a solution's prefix is the structure vector):
   valency parts);
 * ancestry p_hj (h is a proper ancestor of j), in [0, 1], for every head h of a
   non-projective-arc part and every word j != h (only when such parts exist).
+  With ``ancestry="product"`` they are followed by the products w_hkj (below), one per
+  such h and candidate arc k -> j with k not in {0, h} and j != h.
 
 Constraints (``A_ub x <= b_ub``, ``A_eq x = b_eq``):
 
@@ -50,12 +52,19 @@ Constraints (``A_ub x <= b_ub``, ``A_eq x = b_eq``):
   tree where h has a descendant between h and m without being m's head. The version here
   is slack when ``z_hm = 0`` and, when ``z_hm = 1``, caps n_hm at the number of
   non-descendants of h in J (0 forces a projective arc);
-* ancestry, multi-commodity: ``p_hj = sum_h' phi^j_h'h`` (commodity j passes through h).
-  Single-commodity flow carries no ancestry, so there it is defined through the tree by
-  ``p_hj = [head(j) == h] OR p_h,head(j)``, linearized over the candidate heads k of j:
-  ``p_hj >= z_hj``; ``p_hj <= 1 - z_0j``; ``p_hj <= p_hk + 1 - z_kj`` and
-  ``p_hj >= p_hk + z_kj - 1`` for k not in {0, h} (our addition: with binary z, exactly
-  one z_kj is 1, which pins p_hj to p_hk or to 0/1, by induction on the depth of j).
+* ancestry, three ways (``ancestry``). ``"flow"`` (multi-commodity only, its default):
+  ``p_hj = sum_h' phi^j_h'h`` (commodity j passes through h). ``"tree"`` (the default of
+  the single-commodity flow, which carries no ancestry): ``p_hj = [head(j) == h] OR
+  p_h,head(j)``, linearized over the candidate heads k of j: ``p_hj >= z_hj``;
+  ``p_hj <= 1 - z_0j``; ``p_hj <= p_hk + 1 - z_kj`` and ``p_hj >= p_hk + z_kj - 1`` for
+  k not in {0, h} (our addition: with binary z, exactly one z_kj is 1, which pins p_hj
+  to p_hk or to 0/1, by induction on the depth of j). ``"product"``: the same recursion
+  as a sum over j's candidate heads, ``p_hj = z_hj + sum_k w_hkj`` with ``w_hkj = z_kj
+  AND p_hk`` linearized as a product (k not in {0, h}); with binary z one term is the
+  head's, which pins p_hj the same way. The last two need no flow variables and are
+  made of constraints on two or three variables and one sum per (h, j): the factors an
+  AD3 factor graph can hold beside its TREE factor (``eval/ancestry.py`` measures how
+  much each loosens the LP against ``"flow"``).
 
 Integral arcs: with every z_a in {0, 1} the constraints force every other variable to its
 value on the tree z: flows follow the tree's unique paths, products and non-projective
@@ -75,6 +84,7 @@ from .base import Budget
 from .parts import Parts, PartType
 
 FLOWS = ("multi", "single")
+ANCESTRIES = ("flow", "tree", "product")
 COMMODITIES_AT_ONCE = 16
 """Commodities of the multi-commodity flow whose rows are made between two checks of
 the time budget."""
@@ -160,6 +170,7 @@ class _Rows:
 
 def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
                       single_root: bool = True, flow: str = "multi",
+                      ancestry: str | None = None,
                       budget: Budget | None = None) -> Formulation:
     """The ILP of ``parts`` (module docstring) with objective ``scores`` (default 0).
 
@@ -174,6 +185,10 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
     flow:
         ``"multi"`` (default; its LP relaxation is tight for arc-factored scores) or
         ``"single"`` (O(|A|) flow variables instead of O(n |A|), looser relaxation).
+    ancestry:
+        How the ancestry of non-projective-arc parts is tied to the arcs: ``"flow"``,
+        ``"tree"`` or ``"product"`` (module docstring); by default ``"flow"`` on the
+        multi-commodity flow and ``"tree"`` on the single one (which has no ``"flow"``).
     budget:
         A time budget, checked between the families of constraints (raising
         :class:`~decoders.base.TimeLimitReached` with stage ``"build"`` when spent).
@@ -182,6 +197,12 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
     budget.check("build")
     if flow not in FLOWS:
         raise ValueError(f"flow must be one of {FLOWS}, not {flow!r}")
+    if ancestry is None:
+        ancestry = "flow" if flow == "multi" else "tree"
+    if ancestry not in ANCESTRIES:
+        raise ValueError(f"ancestry must be one of {ANCESTRIES}, not {ancestry!r}")
+    if ancestry == "flow" and flow != "multi":
+        raise ValueError("ancestry 'flow' needs the multi-commodity flow")
     n = parts.n
     n_parts = len(parts)
     arc_rows = parts.block(PartType.ARC)
@@ -206,7 +227,10 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
         hh, jj = np.meshgrid(anc_heads, np.arange(1, n + 1), indexing="ij")
         keep = hh != jj
         anc_var[hh[keep], jj[keep]] = anc_start + np.arange(int(keep.sum()))
-    n_vars = anc_start + int((anc_var >= 0).sum())
+    prod_start = anc_start + int((anc_var >= 0).sum())
+    products = (_products(anc_heads, ah, am) if ancestry == "product"
+                else np.zeros((0, 2), dtype=np.int64))
+    n_vars = prod_start + products.shape[0]
 
     eq, ub = _Rows(), _Rows()
 
@@ -239,10 +263,12 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
         _valency(eq, ub, parts, ah, am, z, val_start)
     if np_rows.shape[0]:
         _nonprojective(ub, parts, arc_var, anc_var)
-        if flow == "multi":
+        if ancestry == "flow":
             _ancestry_from_flows(eq, n, anc_var, ah, am, flow_start)
-        else:
+        elif ancestry == "tree":
             _ancestry_from_tree(ub, anc_heads, anc_var, ah, am, z)
+        else:
+            _ancestry_from_products(eq, ub, products, anc_var, ah, am, z, prod_start)
 
     budget.check("build")
     c = np.zeros(n_vars)
@@ -419,6 +445,31 @@ def _ancestry_from_flows(eq: _Rows, n: int, anc_var, ah, am, start: int) -> None
     eq.add(np.zeros(pairs), np.concatenate([np.arange(pairs), pair]),
            np.concatenate([anc_var[hh, jj], phi]),
            np.concatenate([np.ones(pairs), -np.ones(pair.size)]))
+
+
+def _products(anc_heads, ah, am) -> np.ndarray:
+    """``(k, 2)`` ``(h, a)``: the products w_hkj of ``ancestry="product"``, one per
+    ancestry head h and candidate arc a = k -> j with k not in {0, h} and j != h."""
+    h = np.repeat(anc_heads, ah.shape[0])
+    arc = np.tile(np.arange(ah.shape[0]), anc_heads.size)
+    keep = (ah[arc] != 0) & (ah[arc] != h) & (am[arc] != h)
+    return np.stack([h[keep], arc[keep]], axis=1)
+
+
+def _ancestry_from_products(eq: _Rows, ub: _Rows, products, anc_var, ah, am, z,
+                            start: int) -> None:
+    """``p_hj = z_hj + sum_k w_hkj``, ``w_hkj = z_kj AND p_hk`` (module docstring)."""
+    h, arc = products[:, 0], products[:, 1]
+    w = start + np.arange(h.size)
+    _product(ub, w, z[arc], anc_var[h, ah[arc]])
+    hh, jj = np.nonzero(anc_var >= 0)
+    row = np.full(anc_var.shape, -1, dtype=np.int64)
+    row[hh, jj] = np.arange(hh.size)
+    own = row[ah, am] >= 0              # arcs h -> j whose head has ancestry rows
+    eq.add(np.zeros(hh.size),
+           np.concatenate([np.arange(hh.size), row[ah[own], am[own]], row[h, am[arc]]]),
+           np.concatenate([anc_var[hh, jj], z[own], w]),
+           np.concatenate([np.ones(hh.size), -np.ones(int(own.sum()) + w.size)]))
 
 
 def _ancestry_from_tree(ub: _Rows, anc_heads, anc_var, ah, am, z) -> None:

@@ -8,6 +8,7 @@ from functools import lru_cache
 import numpy as np
 import pulp
 import pytest
+from scipy.optimize import linprog
 
 from brute_force import all_trees
 from polyparse.decoders import DECODERS, PartType
@@ -83,13 +84,16 @@ def test_ilp_equals_brute_force(order, consecutive, single_root, options):
             np.testing.assert_array_equal(result.output, parts.from_heads(result.heads))
 
 
-@pytest.mark.parametrize("flow, consecutive, presolve",
-                         [("multi", False, True), ("multi", True, True), ("single", False, True),
-                          ("single", True, True), ("single", False, False)])
-def test_ilp_solution_indicators_match_definitions(flow, consecutive, presolve):
+@pytest.mark.parametrize("flow, ancestry, consecutive, presolve",
+                         [("multi", None, False, True), ("multi", None, True, True),
+                          ("single", None, False, True), ("single", None, True, True),
+                          ("single", None, False, False), ("multi", "tree", False, True),
+                          ("multi", "product", False, True),
+                          ("single", "product", True, True)])
+def test_ilp_solution_indicators_match_definitions(flow, ancestry, consecutive, presolve):
     """On the solver's raw solution, with HiGHS's presolve or without, every part
     variable, the non-projective arcs and valency included, equals its definition on the
-    tree the arcs form."""
+    tree the arcs form, and the ancestry variables are integral."""
     rng = np.random.default_rng(5)
     for n, single_root in ((6, True), (8, False)):
         arcs = pruned_arcs(n, rng, heads_per_word=4)
@@ -97,17 +101,65 @@ def test_ilp_solution_indicators_match_definitions(flow, consecutive, presolve):
         scores = random_scores(parts, rng)
         # make non-projective arcs likely to be chosen
         scores[parts.block(PartType.NONPROJ)] += 1.0
-        form = build_formulation(parts, scores, single_root=single_root, flow=flow)
+        form = build_formulation(parts, scores, single_root=single_root, flow=flow,
+                                 ancestry=ancestry)
         x, optimal, _ = solve_highs(form, presolve=presolve)
         assert optimal
         heads = round_to_tree(parts, x[:form.n_parts], single_root)
         assert_valid_tree(heads, n, single_root)
         np.testing.assert_allclose(x[:form.n_parts], slow_from_heads(parts, heads),
                                    atol=1e-6)
-        if flow == "multi":
-            # ancestry variables: p_hj = 1 iff h is a proper ancestor of j
-            anc = form.blocks["ancestry"]
-            assert np.all(np.minimum(x[anc], 1 - x[anc]) < 1e-6)
+        # ancestry variables: p_hj = 1 iff h is a proper ancestor of j (and products)
+        anc = form.blocks["ancestry"]
+        assert anc.stop > anc.start
+        assert np.all(np.minimum(x[anc], 1 - x[anc]) < 1e-6)
+
+
+@pytest.mark.parametrize("flow, ancestry", [("multi", "tree"), ("multi", "product"),
+                                            ("single", "product")])
+def test_ancestry_variants_are_exact(flow, ancestry):
+    """Every way of tying ancestry to the arcs gives the program whose optimum is the
+    best tree (brute force, full order, n = 5; ``"flow"``, the default, is
+    :func:`test_ilp_equals_brute_force`'s)."""
+    rng = np.random.default_rng(["tree", "product"].index(ancestry))
+    parts, trees, Z = structures(5, "full", False, True)
+    for _ in range(2):
+        scores = random_scores(parts, rng)
+        scores[parts.block(PartType.NONPROJ)] += 1.0
+        form = build_formulation(parts, scores, flow=flow, ancestry=ancestry)
+        x, optimal, _ = solve_highs(form)
+        assert optimal
+        assert form.c @ x == pytest.approx((Z @ scores).max(), abs=1e-6)
+
+
+def test_product_ancestry_is_at_least_as_tight_as_tree():
+    """Each ``"tree"`` ancestry constraint is implied by the ``"product"`` ones (see
+    :mod:`decoders.formulation`), so the product LP's value is never above the tree
+    LP's; both are relaxations of the same program, so neither is below the best tree."""
+    rng = np.random.default_rng(8)
+    for n in (6, 7):
+        for _ in range(2):
+            parts = build_parts(n, pruned_arcs(n, rng, heads_per_word=4), order="full")
+            scores = random_scores(parts, rng)
+            scores[parts.block(PartType.NONPROJ)] += 2.0
+            value = {}
+            for ancestry in ("tree", "product"):
+                form = build_formulation(parts, scores, ancestry=ancestry)
+                result = linprog(-form.c, form.A_ub, form.b_ub, form.A_eq, form.b_eq,
+                                 np.stack([form.lower, form.upper], axis=1), method="highs")
+                assert result.status == 0
+                value[ancestry] = -result.fun
+            x, optimal, _ = solve_highs(form)
+            assert optimal
+            assert form.c @ x - 1e-7 <= value["product"] <= value["tree"] + 1e-7
+
+
+def test_ancestry_flow_needs_multi_commodity():
+    parts = build_parts(4, order="full")
+    with pytest.raises(ValueError, match="multi-commodity"):
+        build_formulation(parts, flow="single", ancestry="flow")
+    with pytest.raises(ValueError, match="ancestry must be"):
+        build_formulation(parts, ancestry="paths")
 
 
 def test_nonprojective_solutions_reached():
