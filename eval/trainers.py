@@ -112,8 +112,8 @@ def run_trainer(spec: str, prepared: training.Prepared, config: TrainConfig, arg
     name, options = parse_spec(spec)
     if "lambda_" in TRAINERS[name].settable():
         options.setdefault("lambda_", args.lambda_)
-    if name == "ssg":
-        options["eta"] = 1.0
+    if name == "ssg":       # SSG-eta=1 unless the spec says otherwise (at order 1,
+        options.setdefault("eta", 1.0)   # eta=0's exact MST is the LP's optimum, cheaper)
     trainer = make_trainer(name, epochs=epochs, seed=0, **options)
     decoder = make_decoder(config.decoder, config.single_root)
     lp = make_decoder("lp", config.single_root)
