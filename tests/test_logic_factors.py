@@ -1,0 +1,76 @@
+"""The full-order factors' MAP oracles and active-set QP against enumeration of their
+states (:mod:`decoders._logic_kernels`)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from polyparse.decoders import _logic_kernels as lk
+
+
+def states(kind, L, data):
+    """Every vertex of the factor: ``(S (V, L) 0/1, own scores (V,))``."""
+    rows, own = [], []
+    for bits in itertools.product((0, 1), repeat=L):
+        s = np.array(bits)
+        if kind == lk.VALENCY:
+            rows.append(s)
+            own.append(data[min(int(s.sum()), data.size - 1)])
+        elif kind == lk.NOT_ALL:
+            if s[-1] == int(not s[:-1].all()):
+                rows.append(s)
+                own.append(0.0)
+        elif kind == lk.IMPLY and s[0] <= s[1] or kind == lk.NAND and s[0] + s[1] <= 1 \
+                or kind == lk.EQUAL_IF and (s[2] == 0 or s[0] == s[1]):
+            rows.append(s)
+            own.append(0.0)
+    return np.array(rows), np.array(own)
+
+
+CASES = [(lk.VALENCY, L, K) for L in (0, 1, 2, 3, 5) for K in (1, 2, 3)] + \
+        [(lk.NOT_ALL, L, 0) for L in (1, 2, 3, 5)] + \
+        [(lk.IMPLY, 2, 0), (lk.NAND, 2, 0), (lk.EQUAL_IF, 3, 0)]
+
+
+@pytest.mark.parametrize("kind, L, K", CASES)
+def test_map_equals_enumeration(kind, L, K):
+    rng = np.random.default_rng([kind, L, K])
+    for _ in range(30):
+        theta = rng.normal(size=L)
+        data = rng.normal(size=K + 1) if kind == lk.VALENCY else np.zeros(0)
+        S, own = states(kind, L, data)
+        values = S @ theta + own
+        state = np.empty(L, dtype=np.int64)
+        value, e = lk.factor_map(kind, theta, data, state)
+        assert value == pytest.approx(values.max(), abs=1e-12)
+        i = next(i for i in range(len(S)) if np.array_equal(S[i], state))
+        assert e == pytest.approx(own[i]) and values[i] == pytest.approx(value)
+
+
+@pytest.mark.parametrize("kind, L, K", [c for c in CASES if c[1] > 0])
+def test_qp_is_optimal_over_every_vertex(kind, L, K):
+    """First-order optimality of the projection: no vertex scores more than the active
+    ones' combination under the gradient at the returned point (enumerated vertices),
+    and the point is that combination; warm starts across calls, as AD3 makes them."""
+    rng = np.random.default_rng([kind, L, K, 1])
+    cap = L + 2
+    act = np.zeros((cap, L), dtype=np.int64)
+    own, beta = np.zeros(cap), np.zeros(cap)
+    gram, minv = np.zeros((cap, cap)), np.zeros((cap + 1, cap + 1))
+    k = 0
+    data = rng.normal(size=K + 1) if kind == lk.VALENCY else np.zeros(0)
+    S, own_all = states(kind, L, data)
+    q = np.empty(L)
+    for _ in range(25):
+        target = rng.normal(0.5, 1.0, size=L)
+        inv_eta = float(rng.choice([0.3, 1.0, 3.0]))
+        k = lk.factor_qp(kind, data, target, inv_eta, act, own, beta, gram, minv, k, 50, q)
+        assert 1 <= k <= cap
+        assert np.all(beta[:k] >= -1e-12) and beta[:k].sum() == pytest.approx(1.0)
+        np.testing.assert_allclose(q, beta[:k] @ act[:k], atol=1e-12)
+        grad = target - q
+        here = beta[:k] @ (act[:k] @ grad + own[:k] * inv_eta)
+        assert (S @ grad + own_all * inv_eta).max() <= here + 1e-9
