@@ -25,7 +25,11 @@ carry no quadratic penalty, as a pairwise factor's product in ``pair_qp``).
 import numpy as np
 from numba import njit
 
-from ._ad3_kernels import _insert, _kkt_inverse, _kkt_solve, _remove, _schur
+from ._ad3_kernels import (ADAPT_EVERY, DUAL_EVERY, ETA_MAX, ETA_MIN, ETA_STEP,
+                           GAMMA_DUAL, GAMMA_PRIMAL, MAX_ACTIVE, _insert, _kkt_inverse,
+                           _kkt_solve, _remove, _schur, pair_map, pair_qp, tree_qp)
+from ._factor_kernels import arc_mst
+from ._kernels import OK
 
 VALENCY = 0
 """``data``: the bin scores ``t_0 .. t_K`` (bin K: K or more children)."""
@@ -40,10 +44,10 @@ EQUAL_IF = 4
 
 
 @njit(cache=True)
-def factor_map(kind, theta, data, state):
-    """The MAP of a factor: the vertex ``s`` maximizing ``theta . s + e(s)`` (``theta``
-    ``(L,)`` over the links, ``e`` the own score from ``data``). ``state`` (``int64
-    (L,)``) receives ``s``; returns ``(theta . s + e(s), e(s))``."""
+def factor_map(kind, theta, data, scale, state):
+    """The MAP of a factor: the vertex ``s`` maximizing ``theta . s + scale e(s)``
+    (``theta`` ``(L,)`` over the links, ``e`` the own score from ``data``). ``state``
+    (``int64 (L,)``) receives ``s``; returns ``(theta . s + scale e(s), e(s))``."""
     L = theta.shape[0]
     state[:] = 0
     if kind == VALENCY:
@@ -56,7 +60,8 @@ def factor_map(kind, theta, data, state):
             if k > 0:
                 running += theta[order[k - 1]]
                 positive -= max(0.0, theta[order[k - 1]])
-            value = running + data[k] if k < K else running + positive + data[K]
+            value = running + scale * data[k] if k < K else \
+                running + positive + scale * data[K]
             if value > best:
                 best, best_k = value, k
         for i in range(best_k):
@@ -115,30 +120,32 @@ def _allowed(kind, code):
 
 
 @njit(cache=True)
-def factor_qp(kind, data, target, inv_eta, act, own, beta, gram, minv, k, max_iter, q):
+def factor_qp(kind, data, target, inv_eta, act, own, beta, gram, minv, k, max_iter, q,
+              state, work):
     """Projection of ``target`` (``(L,)``) onto the factor's marginal polytope, with its
     own scores weighted by ``inv_eta``, by the active-set method (module docstring).
 
     ``act[:k]`` (``int64 (cap, L)``) are the active vertices, ``own[:k]`` their own
     scores, ``beta[:k]`` their weights; ``gram`` and ``minv`` as in
     :func:`decoders._ad3_kernels.tree_qp`, all kept from call to call (a warm start).
-    ``q`` receives the projection. Returns the new ``k``."""
+    ``q`` receives the projection; ``state`` (``int64``, at least ``L``) and ``work``
+    (``float64``, at least ``4 cap + 3 + L``) are scratch. Returns the new ``k``."""
     L = target.shape[0]
     cap = act.shape[0]
-    state = np.empty(L, dtype=np.int64)
+    state = state[:L]
+    scores = work[:cap]
+    z = work[cap:2 * cap + 1]
+    sol = work[2 * cap + 1:3 * cap + 2]
+    row = work[3 * cap + 2:4 * cap + 2]
+    grad = work[4 * cap + 2:4 * cap + 2 + L]
     if k == 0:
-        _, e = factor_map(kind, target, data * inv_eta, state)
+        _, e = factor_map(kind, target, data, inv_eta, state)
         act[0, :] = state
-        own[0] = e / inv_eta if inv_eta > 0.0 else 0.0
+        own[0] = e
         beta[0] = 1.0
         gram[0, 0] = state.sum()
         k = 1
         _kkt_inverse(k, gram, minv)
-    scores = np.empty(cap)
-    z = np.empty(cap + 1)
-    sol = np.empty(cap + 1)
-    row = np.empty(cap)
-    grad = np.empty(L)
     tau = 0.0
     changed = True
     for _ in range(max_iter):
@@ -171,7 +178,7 @@ def factor_qp(kind, data, target, inv_eta, act, own, beta, gram, minv, k, max_it
         _combination(act, beta, k, q)
         for a in range(L):
             grad[a] = target[a] - q[a]
-        value, e = factor_map(kind, grad, data * inv_eta, state)
+        value, e = factor_map(kind, grad, data, inv_eta, state)
         if value <= tau + 1e-12 * max(1.0, abs(tau)):
             return k
         size = 0
@@ -211,11 +218,72 @@ def factor_qp(kind, data, target, inv_eta, act, own, beta, gram, minv, k, max_it
                     shared += act[i, a] * state[a]
                 row[i] = shared
             schur = _schur(k, size, gram, minv, row, sol)
-        own[k] = e / inv_eta if inv_eta > 0.0 else 0.0
+        own[k] = e
         k = _insert(k, state, row, sol, schur, size, act, beta, new_weight, gram, minv)
         changed = True
     _combination(act, beta, k, q)
     return k
+
+
+@njit(cache=True)
+def small_qp(kind, c, q):
+    """Projection of ``c`` onto the polytope of an IMPLY, NAND or EQUAL-IF factor, in
+    closed form (they have no own scores): the box projection when it satisfies the
+    factor's inequality; else the projection onto the face where that inequality holds
+    with equality (at most one of EQUAL-IF's two can be violated by a point of the box:
+    their sum is ``2 z <= 2``), ``clip(c - mu w)`` with ``w`` the inequality's normal and
+    ``mu`` the root of the nonincreasing, piecewise linear ``w . clip(c - mu w) - b``
+    (Brucker's breakpoint search over the ``2 L`` values of ``mu`` where a coordinate
+    reaches a bound). ``q`` receives the projection."""
+    L = c.shape[0]
+    for i in range(L):
+        q[i] = _clip(c[i])
+    if kind == IMPLY:                    # x - y <= 0
+        w0, w1, w2, b = 1.0, -1.0, 0.0, 0.0
+    elif kind == NAND:                   # x + y <= 1
+        w0, w1, w2, b = 1.0, 1.0, 0.0, 1.0
+    elif q[0] - q[1] + q[2] > 1.0:       # EQUAL_IF, x - y + z <= 1 violated
+        w0, w1, w2, b = 1.0, -1.0, 1.0, 1.0
+    else:                                # EQUAL_IF, y - x + z <= 1
+        w0, w1, w2, b = -1.0, 1.0, 1.0, 1.0
+    if w0 * q[0] + w1 * q[1] + (w2 * q[2] if L == 3 else 0.0) <= b:
+        return
+    w = np.empty(3)
+    w[0] = w0
+    w[1] = w1
+    w[2] = w2
+    breaks = np.empty(2 * L)
+    for i in range(L):                  # c_i - mu w_i reaches 0 and 1 (w_i = +-1)
+        breaks[2 * i] = c[i] / w[i]
+        breaks[2 * i + 1] = (c[i] - 1.0) / w[i]
+    breaks.sort()
+    # phi(mu) = sum_i w_i clip(c_i - mu w_i) - b, nonincreasing; phi(lowest) > 0 here
+    lo = breaks[0]
+    phi_lo = _phi(c, w, L, lo) - b
+    for e in range(1, 2 * L):
+        hi = breaks[e]
+        phi_hi = _phi(c, w, L, hi) - b
+        if phi_hi <= 0.0:
+            mu = hi if phi_lo == phi_hi else lo + (hi - lo) * phi_lo / (phi_lo - phi_hi)
+            for i in range(L):
+                q[i] = _clip(c[i] - mu * w[i])
+            return
+        lo, phi_lo = hi, phi_hi
+    for i in range(L):
+        q[i] = _clip(c[i] - lo * w[i])
+
+
+@njit(cache=True, _nrt=False)
+def _clip(v):
+    return min(1.0, max(0.0, v))
+
+
+@njit(cache=True, _nrt=False)
+def _phi(c, w, L, mu):
+    total = 0.0
+    for i in range(L):
+        total += w[i] * _clip(c[i] - mu * w[i])
+    return total
 
 
 @njit(cache=True, _nrt=False)
@@ -225,3 +293,276 @@ def _combination(act, beta, k, q):
     for i in range(k):
         for a in range(q.shape[0]):
             q[a] += beta[i] * act[i, a]
+
+
+@njit(cache=True)
+def full_dual_value(n, arc_h, arc_m, share, pair_i, pair_j, pair_score, kind, link_start,
+                    link_var, data_start, data, lam_tree, lam_pair, lam_link, single_root):
+    """``g(lambda)``: one MAP per factor at its prices plus, per variable, ``max(0,
+    -sum of its prices)`` (:func:`decoders._ad3_kernels.dual_value`, with the full
+    graph's factors). Returns ``(value, status)``."""
+    A = arc_h.shape[0]
+    V = share.shape[0]
+    heads, total, status = arc_mst(n, arc_h, arc_m, share[:A] + lam_tree, single_root)
+    if status != OK:
+        return np.inf, status
+    price = np.zeros(V)
+    price[:A] = lam_tree
+    for c in range(pair_i.shape[0]):
+        i = pair_i[c]
+        j = pair_j[c]
+        total += pair_map(share[i] + lam_pair[c, 0], share[j] + lam_pair[c, 1], pair_score[c])
+        price[i] += lam_pair[c, 0]
+        price[j] += lam_pair[c, 1]
+    state = np.empty(link_var.shape[0], dtype=np.int64)
+    for f in range(kind.shape[0]):
+        lo = link_start[f]
+        hi = link_start[f + 1]
+        theta = np.empty(hi - lo)
+        for l in range(lo, hi):
+            theta[l - lo] = share[link_var[l]] + lam_link[l]
+            price[link_var[l]] += lam_link[l]
+        value, _ = factor_map(kind[f], theta, data[data_start[f]:data_start[f + 1]], 1.0,
+                              state[lo:hi])
+        total += value
+    for v in range(V):
+        total += max(0.0, -price[v])
+    return total, OK
+
+
+ARC_VAR = 0
+ANCESTRY_VAR = 1
+SPAN_VAR = 2
+
+
+@njit(cache=True)
+def tree_assignment(heads, var_type, var_h, var_j, x):
+    """``x`` (``float64 (V,)``): every variable's value on the tree ``heads``: arcs,
+    ancestry (``var_h`` a proper ancestor of ``var_j``) and spans (some word strictly
+    between ``var_h`` and ``var_j`` not below ``var_h``)."""
+    N = heads.shape[0]
+    below = np.zeros((N, N), dtype=np.bool_)       # below[h, j]: h a proper ancestor of j
+    for j in range(1, N):
+        h = heads[j]
+        steps = 0
+        while h > 0 and steps < N:
+            below[h, j] = True
+            h = heads[h]
+            steps += 1
+    for v in range(var_type.shape[0]):
+        h = var_h[v]
+        j = var_j[v]
+        if var_type[v] == ARC_VAR:
+            x[v] = 1.0 if heads[j] == h else 0.0
+        elif var_type[v] == ANCESTRY_VAR:
+            x[v] = 1.0 if below[h, j] else 0.0
+        else:
+            x[v] = 0.0
+            for w in range(min(h, j) + 1, max(h, j)):
+                if not below[h, w]:
+                    x[v] = 1.0
+                    break
+
+
+@njit(cache=True)
+def tree_value(x, unary, pair_i, pair_j, pair_score, kind, link_start, link_var,
+               data_start, data):
+    """The graph's score of the assignment ``x`` of a tree (:func:`tree_assignment`):
+    unary and pairwise scores, and each VALENCY factor's bin."""
+    total = 0.0
+    for v in range(x.shape[0]):
+        total += unary[v] * x[v]
+    for c in range(pair_i.shape[0]):
+        total += pair_score[c] * x[pair_i[c]] * x[pair_j[c]]
+    for f in range(kind.shape[0]):
+        if kind[f] == VALENCY:
+            count = 0.0
+            for l in range(link_start[f], link_start[f + 1]):
+                count += x[link_var[l]]
+            K = data_start[f + 1] - data_start[f] - 1
+            total += data[data_start[f] + min(int(count + 0.5), K)]
+    return total
+
+
+@njit(cache=True)
+def ad3_full(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, kind, link_start,
+             link_var, data_start, data, var_type, var_h, var_j, single_root, eta,
+             adapt_eta, tol, max_iter, qp_iter):
+    """AD3 on the full-order graph (:class:`decoders.full_graph.FullGraph`), cold start,
+    all iterations in one call: the loop of :func:`decoders._ad3_kernels.ad3` with the
+    graph's other factors projected by :func:`factor_qp`.
+
+    Every :data:`~decoders._ad3_kernels.DUAL_EVERY` iterations (from the first) and at
+    the last, the dual value ``g(lambda)`` (:func:`full_dual_value`) and the score of the
+    heaviest tree of the TREE factor's active set (:func:`tree_value`) are computed: AD3
+    stops when they meet (within ``tol * max(1, |dual|)``: that tree is optimal and the
+    LP tight), or, for a fractional LP, when the primal and dual residuals are both below
+    ``tol`` (the authors' rule).
+
+    Returns ``(p, dual, tree, tree_score, iterations, certified, converged, status,
+    f_act, f_beta, f_k, act_start, vec_start)``: the consensus values of all variables,
+    the least dual value seen (an upper bound on every tree's score and on the LP
+    optimum), the best tree seen and its score, the iterations, whether that tree met
+    the dual bound, whether AD3 stopped on either rule, the MST status, and the other
+    factors' active sets (flat; factor f's vertices ``f_act[act_start[f]:act_start[f +
+    1]]`` as ``(cap_f, L_f)`` rows, weights ``f_beta[vec_start[f]:][:f_k[f]]``).
+    """
+    A = arc_h.shape[0]
+    V = unary.shape[0]
+    P = pair_i.shape[0]
+    F = kind.shape[0]
+    Lt = link_var.shape[0]
+    N = n + 1
+    arc_of = np.full((N, N), -1, dtype=np.int64)
+    for a in range(A):
+        arc_of[arc_h[a], arc_m[a]] = a
+    deg = np.zeros(V)
+    deg[:A] = 1.0
+    for c in range(P):
+        deg[pair_i[c]] += 1.0
+        deg[pair_j[c]] += 1.0
+    for l in range(Lt):
+        deg[link_var[l]] += 1.0
+    for v in range(V):
+        deg[v] = max(deg[v], 1.0)
+    share = unary / deg
+    links = A + 2 * P + Lt
+    p = np.full(V, 0.5)
+    lam_tree = np.zeros(A)
+    lam_pair = np.zeros((P, 2))
+    lam_link = np.zeros(Lt)
+    p_new = np.empty(V)
+    q_tree = np.empty(A)
+    q_pair = np.empty((P, 2))
+    q_link = np.empty(Lt)
+    x = np.empty(V)
+    cap = min(MAX_ACTIVE, A + 1)
+    act = np.zeros((cap, N), dtype=np.int64)
+    beta = np.zeros(cap)
+    gram = np.zeros((cap, cap))
+    minv = np.zeros((cap + 1, cap + 1))
+    k = 0
+    # the other factors' active sets, flat: factor f has room for L_f + 2 vertices
+    f_cap = np.empty(F, dtype=np.int64)
+    act_start = np.zeros(F + 1, dtype=np.int64)
+    vec_start = np.zeros(F + 1, dtype=np.int64)
+    mat_start = np.zeros(F + 1, dtype=np.int64)
+    inv_start = np.zeros(F + 1, dtype=np.int64)
+    widest = 0
+    for f in range(F):
+        L = link_start[f + 1] - link_start[f]
+        widest = max(widest, L)
+        f_cap[f] = L + 2
+        act_start[f + 1] = act_start[f] + f_cap[f] * L
+        vec_start[f + 1] = vec_start[f] + f_cap[f]
+        mat_start[f + 1] = mat_start[f] + f_cap[f] * f_cap[f]
+        inv_start[f + 1] = inv_start[f] + (f_cap[f] + 1) * (f_cap[f] + 1)
+    f_act = np.zeros(act_start[F], dtype=np.int64)
+    f_own = np.zeros(vec_start[F])
+    f_beta = np.zeros(vec_start[F])
+    f_gram = np.zeros(mat_start[F])
+    f_minv = np.zeros(inv_start[F])
+    f_k = np.zeros(F, dtype=np.int64)
+    t = np.empty(widest)
+    state = np.empty(widest, dtype=np.int64)
+    work = np.empty(5 * (widest + 2) + 3)
+    dual_best = np.inf
+    tree_best = -np.inf
+    tree = act[0].copy()
+    certified = False
+    converged = False
+    it = 0
+    status = OK
+    while it < max_iter:
+        it += 1
+        for c in range(P):
+            i = pair_i[c]
+            j = pair_j[c]
+            z1, z2, _ = pair_qp(p[i] + (share[i] + lam_pair[c, 0]) / eta,
+                                p[j] + (share[j] + lam_pair[c, 1]) / eta,
+                                pair_score[c] / eta)
+            q_pair[c, 0] = z1
+            q_pair[c, 1] = z2
+        target = p[:A] + (share[:A] + lam_tree) / eta
+        k, status = tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram,
+                            minv, k, qp_iter, q_tree)
+        if status != OK:
+            break
+        for f in range(F):
+            lo = link_start[f]
+            hi = link_start[f + 1]
+            L = hi - lo
+            fc = f_cap[f]
+            for l in range(lo, hi):
+                t[l - lo] = p[link_var[l]] + (share[link_var[l]] + lam_link[l]) / eta
+            if kind[f] >= IMPLY:
+                small_qp(kind[f], t[:L], q_link[lo:hi])
+                continue
+            f_k[f] = factor_qp(kind[f], data[data_start[f]:data_start[f + 1]], t[:L],
+                               1.0 / eta,
+                               f_act[act_start[f]:act_start[f + 1]].reshape((fc, L)),
+                               f_own[vec_start[f]:vec_start[f + 1]],
+                               f_beta[vec_start[f]:vec_start[f + 1]],
+                               f_gram[mat_start[f]:mat_start[f + 1]].reshape((fc, fc)),
+                               f_minv[inv_start[f]:inv_start[f + 1]].reshape((fc + 1, fc + 1)),
+                               f_k[f], qp_iter, q_link[lo:hi], state, work)
+        p_new[:] = 0.0
+        p_new[:A] = q_tree
+        for c in range(P):
+            p_new[pair_i[c]] += q_pair[c, 0]
+            p_new[pair_j[c]] += q_pair[c, 1]
+        for l in range(Lt):
+            p_new[link_var[l]] += q_link[l]
+        p_new /= deg
+        dual_res = 0.0
+        primal_res = 0.0
+        for v in range(V):
+            diff = p_new[v] - p[v]
+            dual_res += deg[v] * diff * diff
+        for a in range(A):
+            gap = q_tree[a] - p_new[a]
+            primal_res += gap * gap
+            lam_tree[a] -= eta * gap
+        for c in range(P):
+            for side in range(2):
+                v = pair_i[c] if side == 0 else pair_j[c]
+                gap = q_pair[c, side] - p_new[v]
+                primal_res += gap * gap
+                lam_pair[c, side] -= eta * gap
+        for l in range(Lt):
+            gap = q_link[l] - p_new[link_var[l]]
+            primal_res += gap * gap
+            lam_link[l] -= eta * gap
+        p[:] = p_new
+        primal_res = np.sqrt(primal_res / links)
+        dual_res = np.sqrt(dual_res / links)
+        converged = primal_res < tol and dual_res < tol
+        if it % DUAL_EVERY == 1 or converged or it == max_iter:
+            value, status = full_dual_value(n, arc_h, arc_m, share, pair_i, pair_j,
+                                            pair_score, kind, link_start, link_var,
+                                            data_start, data, lam_tree, lam_pair, lam_link,
+                                            single_root)
+            if status != OK:
+                break
+            dual_best = min(dual_best, value)
+            heaviest = 0
+            for i in range(1, k):
+                if beta[i] > beta[heaviest]:
+                    heaviest = i
+            tree_assignment(act[heaviest], var_type, var_h, var_j, x)
+            value = tree_value(x, unary, pair_i, pair_j, pair_score, kind, link_start,
+                               link_var, data_start, data)
+            if value > tree_best:
+                tree_best = value
+                tree[:] = act[heaviest]
+            certified = dual_best - tree_best <= tol * max(1.0, abs(dual_best))
+            converged |= certified
+        if converged:
+            break
+        if adapt_eta and it % ADAPT_EVERY == 0:
+            if primal_res > GAMMA_PRIMAL * dual_res and eta < ETA_MAX:
+                eta *= ETA_STEP
+            elif dual_res > GAMMA_DUAL * primal_res and eta > ETA_MIN:
+                eta /= ETA_STEP
+    return (p, dual_best, tree, tree_best, it, certified, converged, status, f_act,
+            f_beta, f_k, act_start, vec_start)

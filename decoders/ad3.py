@@ -23,6 +23,7 @@ import numpy as np
 from . import _ad3_kernels
 from .base import Certificate, DecodeResult, Decoder, register
 from .factor_graph import FactorGraph
+from .full_graph import FullGraph
 from .lp import round_relaxed
 from .mst import raise_for_status
 from .parts import Parts, PartType
@@ -77,9 +78,12 @@ class AD3Decoder(Decoder):
 
     Notes
     -----
-    Orders 1 and 2 with all-pairs siblings (the part types of the factor graph); valency,
-    non-projective-arc and consecutive-sibling parts have no factor here (use ``lp`` or
-    ``ilp``). ``output`` is the best feasible point AD3 saw (its arc values: the TREE
+    Orders 1 and 2 with all-pairs siblings (the part types of the factor graph), and
+    ``full`` through the full-order graph of :mod:`decoders.full_graph`
+    (:meth:`_decode_full`: its LP is the multi-commodity program's with ancestry by the
+    tree recursion, on en_ewt far slower than HiGHS, ``eval/results/ancestry_*.md``; its
+    labeled decoding is the ``lp`` decoder's); consecutive siblings have no factor here
+    (use ``lp`` or ``ilp``). ``output`` is the best feasible point AD3 saw (its arc values: the TREE
     factor's copy or the heaviest tree of that copy's combination; the pairwise values
     that go best with them), ``value`` its objective (the LP optimum when converged;
     before, a lower bound on it). ``heads``:
@@ -93,7 +97,8 @@ class AD3Decoder(Decoder):
     ``search_moves``, ``time_lp`` (AD3), ``time_round``.
     """
 
-    part_types = frozenset({PartType.ARC, PartType.GRANDPARENT, PartType.SIBLING})
+    part_types = frozenset({PartType.ARC, PartType.GRANDPARENT, PartType.SIBLING,
+                            PartType.VALENCY, PartType.NONPROJ})
     honors_constraints = True
     exact: ClassVar[bool] = False
     """Whether :meth:`decode` is exact (``ad3-exact``), else the LP relaxation rounded."""
@@ -115,6 +120,8 @@ class AD3Decoder(Decoder):
         self.search = search
 
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
+        if _full_order(parts):
+            return self._decode_full(parts, scores)
         start = time.perf_counter()
         graph = FactorGraph.from_parts(parts, scores, single_root=self.single_root)
         scale = score_scale(graph)
@@ -134,6 +141,34 @@ class AD3Decoder(Decoder):
                  "rounded_value": rounded_value, "search_moves": moves}
         return DecodeResult(output=relaxed.output, heads=heads, value=value, stats=stats)
 
+    def _decode_full(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
+        """AD3 on the full-order factor graph (:mod:`decoders.full_graph`), whose LP is
+        the multi-commodity program's with ``ancestry="tree"``; rounded as
+        :meth:`decode` rounds, and the best tree AD3 saw kept when it scores higher.
+        ``certified``: that tree met the dual bound."""
+        start = time.perf_counter()
+        graph = FullGraph.from_parts(parts, scores, single_root=self.single_root)
+        relaxed = graph.ad3(penalty=self.penalty, adapt_penalty=self.adapt_penalty,
+                            tol=self.tol, max_iter=self.max_iter, qp_iter=QP_ITERATIONS)
+        raise_for_status(relaxed.status, "spanning tree")
+        solved = time.perf_counter()
+        output = graph.to_parts(len(parts), relaxed)
+        heads, rounded_value, fractional, moves = round_relaxed(
+            parts, scores, output, single_root=self.single_root,
+            search=self.search and not relaxed.certified)
+        if relaxed.tree_score > rounded_value:
+            heads, rounded_value = relaxed.heads.copy(), relaxed.tree_score
+        certified = bool(relaxed.dual - rounded_value
+                         <= self.tol * max(1.0, abs(relaxed.dual)))
+        stats = {"time_lp": solved - start, "time_round": time.perf_counter() - solved,
+                 "lp_value": float(scores @ output), "dual_value": relaxed.dual,
+                 "iterations": relaxed.iterations, "converged": relaxed.converged,
+                 "integral": fractional == 0, "certified": certified,
+                 "fractional_arcs": fractional, "rounded_value": rounded_value,
+                 "search_moves": moves}
+        return DecodeResult(output=output, heads=heads, value=stats["lp_value"],
+                            stats=stats)
+
     def decode_labeled(self, parts: Parts, scores: np.ndarray, problem):
         """Labeled decoding by branch and bound on the constraints
         (:mod:`decoders.labeled_search`), each node decoded by this decoder over its
@@ -147,6 +182,10 @@ class AD3Decoder(Decoder):
         ``stats["search_gave_up"]``)."""
         from .labeled_search import decoder_relaxation, search_or_program
 
+        if _full_order(parts):      # no restriction of valency and non-projective parts
+            from .lp import LPDecoder
+            return LPDecoder(single_root=self.single_root).decode_labeled(
+                parts, scores, problem)
         node = self if self.exact else AD3Decoder(
             single_root=self.single_root, penalty=self.penalty,
             adapt_penalty=self.adapt_penalty, tol=self.tol,
@@ -231,6 +270,12 @@ class Relaxation(NamedTuple):
     """:data:`decoders._kernels.OK`, or why the graph's arcs hold no tree."""
     state: DualState
     """Where AD3 stopped: a warm start for a graph of fewer arcs."""
+
+
+def _full_order(parts: Parts) -> bool:
+    """Whether ``parts`` has valency or non-projective-arc parts (the full graph's)."""
+    return any(parts.block(t).stop > parts.block(t).start
+               for t in (PartType.VALENCY, PartType.NONPROJ))
 
 
 def score_scale(graph: FactorGraph) -> float:

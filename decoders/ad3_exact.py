@@ -37,7 +37,7 @@ from .base import Budget, Certificate, DecodeResult, register
 from .factor_graph import FactorGraph
 from .lp import round_relaxed
 from .mst import raise_for_status
-from .parts import Parts
+from .parts import Parts, PartType
 
 
 DEFAULT_TIME_LIMIT = 10.0
@@ -100,6 +100,7 @@ class AD3ExactDecoder(AD3Decoder):
     """
 
     exact = True
+    part_types = frozenset({PartType.ARC, PartType.GRANDPARENT, PartType.SIBLING})
 
     def __init__(self, *, single_root: bool = True, penalty: float = 0.1,
                  adapt_penalty: bool = True, tol: float = 1e-6, max_iter: int = 100,

@@ -17,7 +17,10 @@ solve. Per variant, on the model's first ``--max-dev`` dev sentences: CPU second
 HiGHS (program built and solved, then rounded as the ``lp`` decoder rounds), the share
 of integral LPs, the LP value's excess over the ``"flow"`` LP's (relative to
 max(1, |value|)), the share of sentences whose rounded tree is the ``"flow"`` LP's, and
-the rounded trees' UAS. One core. Writes ``eval/results/<out>.{json,md}``.
+the rounded trees' UAS. A last row decodes with the ``ad3`` decoder, whose full-order
+factor graph (:mod:`decoders.full_graph`) has the ``"tree"`` program's LP: its value is
+its dual bound (the LP optimum where it converged), with its median iterations and
+shares converged and certified. One core. Writes ``eval/results/<out>.{json,md}``.
 """
 
 from __future__ import annotations
@@ -32,12 +35,15 @@ from _common import REPO, RESULTS, single_thread, treebank_or_sample, uptime, wr
 
 single_thread()
 
+from polyparse.decoders import make_decoder  # noqa: E402
 from polyparse.decoders.formulation import build_formulation  # noqa: E402
 from polyparse.decoders.lp import relaxed_decode  # noqa: E402
 from polyparse.parser.pipeline import Parser  # noqa: E402
 
 VARIANTS = [("multi", "flow"), ("multi", "tree"), ("multi", "product"), ("single", "tree")]
 """``(flow, ancestry)``; the first is the ``lp`` decoder's program and the reference."""
+AD3 = ("ad3", "tree")
+"""The ``ad3`` decoder's row: its full graph's LP is that of ``("multi", "tree")``."""
 
 
 def main() -> None:
@@ -61,17 +67,23 @@ def main() -> None:
                                  ancestry=ancestry)
         return relaxed_decode(parts, scores, form, single_root=single_root), form
 
+    ad3 = make_decoder("ad3", single_root)
     decode(*problems[0], *VARIANTS[0])        # numba compiles the rounding's kernels
+    ad3.decode(*problems[0])                  # and AD3's
     found = {}
     load_before = os.getloadavg()[0]
-    for flow, ancestry in VARIANTS:
+    for flow, ancestry in VARIANTS + [AD3]:
         results, seconds, size = [], [], []
         for parts, scores in problems:
             start = time.process_time()
-            result, form = decode(parts, scores, flow, ancestry)
+            if flow == AD3[0]:
+                result = ad3.decode(parts, scores)
+            else:
+                result, form = decode(parts, scores, flow, ancestry)
             seconds.append(time.process_time() - start)
             results.append(result)
-            size.append((form.n_vars, form.A_ub.shape[0] + form.A_eq.shape[0]))
+            size.append((form.n_vars, form.A_ub.shape[0] + form.A_eq.shape[0])
+                        if flow != AD3[0] else (0, 0))
         found[flow, ancestry] = results, np.array(seconds), np.array(size)
         print(flow, ancestry, f"{sum(seconds):.1f} s", flush=True)
     load_after = os.getloadavg()[0]
@@ -80,20 +92,27 @@ def main() -> None:
     gold = [s.heads[1:] for s in dev]
     rows = []
     for (flow, ancestry), (results, seconds, size) in found.items():
-        value = np.array([r.value for r in results])
+        is_ad3 = flow == AD3[0]
+        value = np.array([r.stats["dual_value"] if is_ad3 else r.value for r in results])
         excess = (value - ref_value) / np.maximum(1.0, np.abs(ref_value))
         correct = sum(int(np.sum(r.heads[1:] == g)) for r, g in zip(results, gold))
         rows.append({
-            "variant": f"{flow}-commodity, ancestry {ancestry}",
+            "variant": (f"{flow}-commodity, ancestry {ancestry}" if not is_ad3 else
+                        "ad3: the full factor graph (= multi-commodity, ancestry tree)"),
             "sentences": len(results), "seconds": float(seconds.sum()),
             "tokens_per_s": tokens / float(seconds.sum()),
-            "variables": float(size[:, 0].mean()), "rows": float(size[:, 1].mean()),
+            **({} if is_ad3 else {"variables": float(size[:, 0].mean()),
+                                   "rows": float(size[:, 1].mean())}),
             "integral": float(np.mean([r.stats["integral"] for r in results])),
             "same_value": float(np.mean(np.abs(excess) <= 1e-6)),
             "excess_median": f"{np.median(excess):.1e}", "excess_max": f"{excess.max():.1e}",
             "same_tree": float(np.mean([np.array_equal(r.heads, f.heads)
                                         for r, f in zip(results, reference)])),
             "uas": 100.0 * correct / tokens,
+            **({"iterations": float(np.median([r.stats["iterations"] for r in results])),
+                "converged": float(np.mean([r.stats["converged"] for r in results])),
+                "certified": float(np.mean([r.stats["certified"] for r in results]))}
+               if is_ad3 else {}),
             "load": f"{load_before:.1f}-{load_after:.1f}"})
     command = "python eval/ancestry.py " + " ".join(sys.argv[1:])
     notes = (f"Command: `{command}`. Model {args.model} (order "
@@ -110,7 +129,9 @@ def main() -> None:
                ("tokens_per_s", "tokens/s"), ("variables", "variables"), ("rows", "rows"),
                ("integral", "integral"), ("same_value", "same value"),
                ("excess_median", "median excess"), ("excess_max", "largest excess"),
-               ("same_tree", "same tree"), ("uas", "UAS"), ("load", "load")]
+               ("same_tree", "same tree"), ("uas", "UAS"),
+               ("iterations", "median AD3 iterations"), ("converged", "AD3 converged"),
+               ("certified", "AD3 certified"), ("load", "load")]
     write_table(RESULTS / args.out, "Full-order LP: ancestry without flows", rows, columns,
                 notes)
 

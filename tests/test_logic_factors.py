@@ -44,7 +44,7 @@ def test_map_equals_enumeration(kind, L, K):
         S, own = states(kind, L, data)
         values = S @ theta + own
         state = np.empty(L, dtype=np.int64)
-        value, e = lk.factor_map(kind, theta, data, state)
+        value, e = lk.factor_map(kind, theta, data, 1.0, state)
         assert value == pytest.approx(values.max(), abs=1e-12)
         i = next(i for i in range(len(S)) if np.array_equal(S[i], state))
         assert e == pytest.approx(own[i]) and values[i] == pytest.approx(value)
@@ -67,10 +67,28 @@ def test_qp_is_optimal_over_every_vertex(kind, L, K):
     for _ in range(25):
         target = rng.normal(0.5, 1.0, size=L)
         inv_eta = float(rng.choice([0.3, 1.0, 3.0]))
-        k = lk.factor_qp(kind, data, target, inv_eta, act, own, beta, gram, minv, k, 50, q)
+        k = lk.factor_qp(kind, data, target, inv_eta, act, own, beta, gram, minv, k, 50, q,
+                         np.empty(L, dtype=np.int64), np.empty(5 * cap + 3 + L))
         assert 1 <= k <= cap
         assert np.all(beta[:k] >= -1e-12) and beta[:k].sum() == pytest.approx(1.0)
         np.testing.assert_allclose(q, beta[:k] @ act[:k], atol=1e-12)
         grad = target - q
         here = beta[:k] @ (act[:k] @ grad + own[:k] * inv_eta)
         assert (S @ grad + own_all * inv_eta).max() <= here + 1e-9
+
+
+@pytest.mark.parametrize("kind, L", [(lk.IMPLY, 2), (lk.NAND, 2), (lk.EQUAL_IF, 3)])
+def test_small_qp_equals_active_set(kind, L):
+    """The closed-form projection of the small factors is the active-set method's."""
+    rng = np.random.default_rng([kind, 2])
+    cap = L + 2
+    q, r = np.empty(L), np.empty(L)
+    for _ in range(200):
+        c = rng.normal(0.5, 1.0, size=L)
+        act = np.zeros((cap, L), dtype=np.int64)
+        k = lk.factor_qp(kind, np.zeros(0), c, 1.0, act, np.zeros(cap), np.zeros(cap),
+                         np.zeros((cap, cap)), np.zeros((cap + 1, cap + 1)), 0, 100, q,
+                         np.empty(L, dtype=np.int64), np.empty(5 * cap + 3 + L))
+        assert k >= 1
+        lk.small_qp(kind, c, r)
+        np.testing.assert_allclose(r, q, atol=1e-9)

@@ -1,0 +1,257 @@
+"""The factor graph of the full-order model, for AD3 (work in progress, issue 13).
+
+Variables (binary): the candidate arcs ``z_a`` (first, in ARC-block order), the ancestry
+``p_hj`` (h a proper ancestor of j) for every head h of a non-projective-arc part and
+every word ``j != h``, and per non-projective-arc part ``(h, m)`` its span variable
+``y_hm`` (some word strictly between h and m is not below h). Factors:
+
+- one TREE over the arcs, and a pairwise factor (scored on its (1, 1) state) per
+  grandparent and all-pairs sibling part, as in :mod:`decoders.factor_graph`;
+- per non-projective-arc part, a pairwise factor on ``(z_hm, y_hm)`` scored with the
+  part's score (the part is ``z_hm AND y_hm``) and a NOT-ALL factor ``y_hm = 1`` iff
+  some ``p_hj = 0``, j in the span;
+- per head and side, a VALENCY factor over its candidate arcs, its bins scored;
+- the ancestry recursion of :mod:`decoders.formulation` (``ancestry="tree"``), per
+  ancestry head h and candidate arc ``k -> j`` (``j != h``): IMPLY ``z_hj <= p_hj`` when
+  ``k == h``, NAND ``p_hj + z_0j <= 1`` when ``k == 0``, else EQUAL-IF ``p_hj == p_hk``
+  when ``z_kj``.
+
+Its LP is that of the multi-commodity program with ``ancestry="tree"``: the TREE
+factor's polytope is the projection of the flows on the arcs; NOT-ALL's is the hull of
+an OR of negated inputs and the pairwise factor's the linearized product, which
+together project onto that program's non-projective-arc constraints; VALENCY's is the
+convex hull of one group's program (Balas); the small factors' are their constraints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from . import _logic_kernels as lk
+from .parts import Parts, PartType
+
+
+@dataclass(frozen=True)
+class FullGraph:
+    """The graph as flat arrays (module docstring), for :func:`_logic_kernels.ad3_full`.
+
+    Attributes
+    ----------
+    n, single_root, arc_h, arc_m:
+        As :class:`decoders.factor_graph.FactorGraph`'s (the first ``A`` variables).
+    unary:
+        ``float64 (V,)``: each variable's score on state 1 (0 but on arcs).
+    pair_i, pair_j, pair_score:
+        ``(P,)``: pairwise factors on variables ``pair_i, pair_j`` scoring their (1, 1)
+        state; ``pair_part`` ``(P,)`` the part row each one is.
+    kind, link_start, link_var, data_start, data:
+        The other factors: factor f of kind ``kind[f]`` (:mod:`decoders._logic_kernels`)
+        has links ``link_var[link_start[f]:link_start[f + 1]]`` and data
+        ``data[data_start[f]:data_start[f + 1]]``.
+    var_type, var_h, var_j:
+        ``int64 (V,)``: what variable v is (:data:`~decoders._logic_kernels.ARC_VAR`,
+        ``ANCESTRY_VAR`` or ``SPAN_VAR``) and its two words (arc h -> m; h above j;
+        the span of the non-projective arc h -> m).
+    constant:
+        Score of the valency groups without candidate arcs (their bin 0).
+    valency_factor, valency_rows:
+        Per valency group (head and side): its VALENCY factor (-1 without candidate
+        arcs), and ``(G, K + 1)`` the part rows of its bins.
+    arc_start:
+        The part row of the first arc.
+    """
+
+    n: int
+    single_root: bool
+    arc_h: np.ndarray
+    arc_m: np.ndarray
+    unary: np.ndarray
+    pair_i: np.ndarray
+    pair_j: np.ndarray
+    pair_score: np.ndarray
+    pair_part: np.ndarray
+    kind: np.ndarray
+    link_start: np.ndarray
+    link_var: np.ndarray
+    data_start: np.ndarray
+    data: np.ndarray
+    var_type: np.ndarray
+    var_h: np.ndarray
+    var_j: np.ndarray
+    constant: float
+    valency_factor: np.ndarray
+    valency_rows: np.ndarray
+    arc_start: int
+
+    @classmethod
+    def from_parts(cls, parts: Parts, scores: np.ndarray, *,
+                   single_root: bool = True) -> FullGraph:
+        """The graph of ``parts`` (arcs, grandparents, all-pairs siblings, valency,
+        non-projective arcs) scored by ``scores``."""
+        if parts.block(PartType.CONSECUTIVE_SIBLING).stop > \
+                parts.block(PartType.CONSECUTIVE_SIBLING).start:
+            raise ValueError("consecutive siblings have no factor in the full graph")
+        n = parts.n
+        arcs = parts.arcs
+        ah, am = arcs[:, 0], arcs[:, 1]
+        A = ah.size
+        arc_of = parts.arc_ids()
+        arc_scores = scores[parts.block(PartType.ARC)]
+        # ancestry variables
+        nonproj = parts.block(PartType.NONPROJ)
+        np_h, np_m = parts.index[nonproj, 1], parts.index[nonproj, 2]
+        anc_heads = np.unique(np_h)
+        anc = np.full((n + 1, n + 1), -1, dtype=np.int64)
+        hh, jj = np.meshgrid(anc_heads, np.arange(1, n + 1), indexing="ij")
+        keep = hh != jj
+        anc[hh[keep], jj[keep]] = A + np.arange(int(keep.sum()))
+        y_start = A + int(keep.sum())
+        V = y_start + np_h.size
+        unary = np.zeros(V)
+        unary[:A] = arc_scores
+        # pairwise factors: grandparents, siblings, non-projective arcs
+        pi, pj, ps, pp = [], [], [], []
+        for part_type in (PartType.GRANDPARENT, PartType.SIBLING):
+            rows = parts.block(part_type)
+            h, m, x = (parts.index[rows, c] for c in (1, 2, 3))
+            pi.append(arc_of[x, h] if part_type == PartType.GRANDPARENT else arc_of[h, m])
+            pj.append(arc_of[h, m] if part_type == PartType.GRANDPARENT else arc_of[h, x])
+            ps.append(scores[rows])
+            pp.append(np.arange(rows.start, rows.stop))
+        pi.append(arc_of[np_h, np_m])
+        pj.append(y_start + np.arange(np_h.size))
+        ps.append(scores[nonproj])
+        pp.append(np.arange(nonproj.start, nonproj.stop))
+        kinds, links, data, data_len = [], [], [], []
+
+        def factor(kind, variables, values=()):
+            kinds.append(kind)
+            links.append(np.asarray(variables, dtype=np.int64))
+            data.append(np.asarray(values, dtype=np.float64))
+
+        # valency
+        constant = 0.0
+        valency = parts.block(PartType.VALENCY)
+        v_rows = parts.index[valency]
+        v_scores = scores[valency]
+        v_factor, v_part_rows = [], []
+        for h, side in sorted({(int(a), int(b)) for a, b in v_rows[:, 1:3]}):
+            mine = np.flatnonzero((v_rows[:, 1] == h) & (v_rows[:, 2] == side))
+            mine = mine[np.argsort(v_rows[mine, 3])]
+            v_part_rows.append(valency.start + mine)
+            group = np.flatnonzero((ah == h) & ((am > h) == bool(side)))
+            if group.size == 0:
+                constant += v_scores[mine[0]]
+                v_factor.append(-1)
+            else:
+                v_factor.append(len(kinds))
+                factor(lk.VALENCY, group, v_scores[mine])
+        # non-projective spans
+        for r in range(np_h.size):
+            h, m = int(np_h[r]), int(np_m[r])
+            span = np.arange(min(h, m) + 1, max(h, m))
+            factor(lk.NOT_ALL, np.append(anc[h, span], y_start + r))
+        # ancestry recursion
+        for h in anc_heads:
+            for a in np.flatnonzero(am != h):
+                k, j = ah[a], am[a]
+                if k == h:
+                    factor(lk.IMPLY, (a, anc[h, j]))
+                elif k == 0:
+                    factor(lk.NAND, (anc[h, j], a))
+                else:
+                    factor(lk.EQUAL_IF, (anc[h, j], anc[h, k], a))
+        data_len = [d.size for d in data]
+        var_type = np.repeat(np.array([lk.ARC_VAR, lk.ANCESTRY_VAR, lk.SPAN_VAR]),
+                             [A, y_start - A, np_h.size])
+        var_h = np.concatenate([ah, hh[keep], np_h]).astype(np.int64)
+        var_j = np.concatenate([am, jj[keep], np_m]).astype(np.int64)
+        return cls(n=n, single_root=single_root, arc_h=ah.copy(), arc_m=am.copy(),
+                   unary=unary, pair_i=np.concatenate(pi).astype(np.int64),
+                   pair_j=np.concatenate(pj).astype(np.int64),
+                   pair_score=np.concatenate(ps).astype(np.float64),
+                   pair_part=np.concatenate(pp).astype(np.int64),
+                   kind=np.array(kinds, dtype=np.int64),
+                   link_start=np.concatenate([[0], np.cumsum([x.size for x in links])]
+                                             ).astype(np.int64),
+                   link_var=(np.concatenate(links) if links
+                             else np.zeros(0, dtype=np.int64)),
+                   data_start=np.concatenate([[0], np.cumsum(data_len)]).astype(np.int64),
+                   data=np.concatenate(data) if data else np.zeros(0),
+                   var_type=var_type, var_h=var_h, var_j=var_j,
+                   constant=float(constant),
+                   valency_factor=np.array(v_factor, dtype=np.int64),
+                   valency_rows=(np.array(v_part_rows, dtype=np.int64) if v_part_rows
+                                 else np.zeros((0, 1), dtype=np.int64)),
+                   arc_start=parts.block(PartType.ARC).start)
+
+    @property
+    def n_vars(self) -> int:
+        return int(self.unary.shape[0])
+
+    def ad3(self, *, penalty: float = 0.1, adapt_penalty: bool = True, tol: float = 1e-6,
+            max_iter: int = 10000, qp_iter: int = 10) -> FullRelaxation:
+        """AD3 on this graph (:func:`decoders._logic_kernels.ad3_full`), the scores
+        divided by their largest magnitude inside (as :func:`decoders.ad3.score_scale`)
+        and the values multiplied back; the valency constant is added to both bounds."""
+        scale = max(float(np.abs(self.unary).max(initial=0.0)),
+                    float(np.abs(self.pair_score).max(initial=0.0)),
+                    float(np.abs(self.data).max(initial=0.0))) or 1.0
+        (p, dual, tree, tree_score, iterations, certified, converged, status, f_act,
+         f_beta, f_k, act_start, vec_start) = lk.ad3_full(
+            self.n, self.arc_h, self.arc_m, self.unary / scale, self.pair_i, self.pair_j,
+            self.pair_score / scale, self.kind, self.link_start, self.link_var,
+            self.data_start, self.data / scale, self.var_type, self.var_h, self.var_j,
+            self.single_root, float(penalty), adapt_penalty, float(tol), int(max_iter),
+            int(qp_iter))
+        bins = np.zeros(self.valency_rows.shape)
+        for g, f in enumerate(self.valency_factor):
+            if f < 0:
+                bins[g, 0] = 1.0
+                continue
+            L = self.link_start[f + 1] - self.link_start[f]
+            vertices = f_act[act_start[f]:act_start[f + 1]].reshape(-1, L)[:f_k[f]]
+            weights = f_beta[vec_start[f]:vec_start[f] + f_k[f]]
+            top = bins.shape[1] - 1
+            np.add.at(bins[g], np.minimum(vertices.sum(axis=1), top), weights)
+        return FullRelaxation(p=p, bins=bins, dual=float(dual * scale + self.constant),
+                              heads=tree, tree_score=float(tree_score * scale + self.constant),
+                              iterations=int(iterations), certified=bool(certified),
+                              converged=bool(converged), status=int(status))
+
+    def to_parts(self, n_parts: int, relaxed: FullRelaxation) -> np.ndarray:
+        """The structure vector of ``relaxed`` over the ``n_parts`` parts: the arcs'
+        consensus values, each pairwise part's best value the linearized product allows
+        with its two variables' (as :func:`decoders._ad3_kernels.feasible_value`), and
+        the valency bins' marginals from their factors' active sets; clipped to [0, 1]."""
+        out = np.zeros(n_parts)
+        A = self.arc_h.size
+        out[self.arc_start:self.arc_start + A] = relaxed.p[:A]
+        qi, qj = relaxed.p[self.pair_i], relaxed.p[self.pair_j]
+        out[self.pair_part] = np.where(self.pair_score > 0, np.minimum(qi, qj),
+                                       np.maximum(0.0, qi + qj - 1.0))
+        out[self.valency_rows] = relaxed.bins
+        return np.clip(out, 0.0, 1.0)
+
+
+class FullRelaxation(NamedTuple):
+    """What :meth:`FullGraph.ad3` returns."""
+
+    p: np.ndarray
+    """``float64 (V,)``: the consensus value of every variable."""
+    bins: np.ndarray
+    """``(G, K + 1)``: each valency group's bin marginals (its factor's active set)."""
+    dual: float
+    """The least dual value seen: an upper bound on the LP optimum and every tree."""
+    heads: np.ndarray
+    """The best tree seen among the TREE factor's active trees."""
+    tree_score: float
+    """Its score under every part."""
+    iterations: int
+    certified: bool
+    """The tree met the dual bound: it is optimal (and the LP tight)."""
+    converged: bool
+    status: int
