@@ -272,6 +272,51 @@ def _insert(k, heads, row, sol, schur, n, act, beta, weight, gram, minv):
 
 
 @njit(cache=True)
+def _kkt_step(k, gram, minv, scores, z, beta):
+    """One step of the active-set method on the ``k`` active vertices, whose linear
+    scores are ``scores``: ``z`` receives the KKT solution ``[tau; weights]`` of the QP
+    restricted to them. If those weights are feasible they become ``beta`` and -1 is
+    returned; else ``beta`` moves towards them until the first weight reaches 0, and
+    that vertex's index is returned (for the caller to drop). ``tau`` is ``z[0]``."""
+    _kkt_solve(k, gram, minv, scores, z)
+    blocking = -1
+    alpha = 1.0
+    for i in range(k):
+        if z[i + 1] < 0.0:
+            step = beta[i] / (beta[i] - z[i + 1])
+            if step < alpha:
+                alpha = step
+                blocking = i
+    if blocking < 0:
+        for i in range(k):
+            beta[i] = z[i + 1]
+    else:
+        for i in range(k):
+            beta[i] = max(0.0, (1.0 - alpha) * beta[i] + alpha * z[i + 1])
+    return blocking
+
+
+@njit(cache=True, _nrt=False)
+def _swap_weight(k, beta, sol):
+    """A new vertex in the affine hull of the ``k`` active ones (``sol``: its affine
+    coefficients, as :func:`_schur` leaves them): move weight onto it at the same point
+    until the first active weight reaches 0. Returns ``(that vertex, the weight moved)``,
+    ``(-1, 0)`` when no weight can move."""
+    out = -1
+    t = np.inf
+    for i in range(k):
+        c = sol[i + 1]
+        if c > 1e-12 and beta[i] / c < t:
+            t = beta[i] / c
+            out = i
+    if out < 0:
+        return -1, 0.0
+    for i in range(k):
+        beta[i] = max(0.0, beta[i] - t * sol[i + 1])
+    return out, t
+
+
+@njit(cache=True)
 def tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram, minv, k,
             max_iter, q):
     """Projection of ``target`` onto the arborescence polytope by the active-set method
@@ -313,25 +358,12 @@ def tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram, minv,
         if changed:
             for i in range(k):
                 scores[i] = _tree_score(act[i], arc_of, target)
-            _kkt_solve(k, gram, minv, scores, z)
+            blocking = _kkt_step(k, gram, minv, scores, z, beta)
             tau = z[0]
-            blocking = -1
-            alpha = 1.0
-            for i in range(k):
-                if z[i + 1] < 0.0:
-                    step = beta[i] / (beta[i] - z[i + 1])
-                    if step < alpha:
-                        alpha = step
-                        blocking = i
-            if blocking < 0:
-                for i in range(k):
-                    beta[i] = z[i + 1]
-                changed = False
-            else:
-                for i in range(k):
-                    beta[i] = max(0.0, (1.0 - alpha) * beta[i] + alpha * z[i + 1])
+            if blocking >= 0:
                 k = _remove(blocking, k, act, beta, gram, minv)
                 continue
+            changed = False
         # The point is optimal on its active set: is a tree outside it better?
         _combination(act, beta, k, arc_of, q)
         grad = target - q
@@ -349,18 +381,9 @@ def tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram, minv,
         schur = _schur(k, n, gram, minv, row, sol)
         new_weight = 0.0
         if schur <= 1e-9 * n:
-            out = -1
-            t = np.inf
-            for i in range(k):
-                c = sol[i + 1]
-                if c > 1e-12 and beta[i] / c < t:
-                    t = beta[i] / c
-                    out = i
+            out, new_weight = _swap_weight(k, beta, sol)
             if out < 0:
                 return k, OK
-            for i in range(k):
-                beta[i] = max(0.0, beta[i] - t * sol[i + 1])
-            new_weight = t
             k = _remove(out, k, act, beta, gram, minv)
             for i in range(k):
                 row[i] = _common(act[i], heads)
@@ -432,6 +455,73 @@ def heaviest_tree_value(act, beta, k, arc_of, unary, pair_i, pair_j, pair_score,
         if in_tree[pair_i[c]] and in_tree[pair_j[c]]:
             value += pair_score[c]
     return value, best
+
+
+@njit(cache=True)
+def project_order2(n, arc_h, arc_m, arc_of, share, pair_i, pair_j, pair_score, single_root,
+                   eta, qp_iter, p, lam_tree, lam_pair, act, beta, gram, minv, k, q_tree,
+                   q_pair, r):
+    """The factor QPs of one AD3 iteration on the arcs' factors: each pairwise factor's
+    (:func:`pair_qp`; copies into ``q_pair``, (1, 1) values into ``r``) and the TREE
+    factor's (:func:`tree_qp` into ``q_tree``, its active set kept). ``p``, ``share``:
+    per variable, the arcs first. Returns ``(k, status)``."""
+    A = arc_h.shape[0]
+    for c in range(pair_i.shape[0]):
+        i = pair_i[c]
+        j = pair_j[c]
+        z1, z2, z12 = pair_qp(p[i] + (share[i] + lam_pair[c, 0]) / eta,
+                              p[j] + (share[j] + lam_pair[c, 1]) / eta,
+                              pair_score[c] / eta)
+        q_pair[c, 0] = z1
+        q_pair[c, 1] = z2
+        r[c] = z12
+    target = p[:A] + (share[:A] + lam_tree) / eta
+    return tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram, minv, k,
+                   qp_iter, q_tree)
+
+
+@njit(cache=True, _nrt=False)
+def collect_order2(q_tree, q_pair, pair_i, pair_j, p_new):
+    """``p_new``: the arcs' TREE copies, plus every pairwise factor's copies added at
+    its two variables (the sums AD3 averages)."""
+    for a in range(q_tree.shape[0]):
+        p_new[a] = q_tree[a]
+    for c in range(pair_i.shape[0]):
+        p_new[pair_i[c]] += q_pair[c, 0]
+        p_new[pair_j[c]] += q_pair[c, 1]
+
+
+@njit(cache=True, _nrt=False)
+def price_order2(eta, q_tree, q_pair, pair_i, pair_j, p, lam_tree, lam_pair):
+    """The multipliers' step ``lambda -= eta (q - p)`` of the TREE and pairwise factors,
+    at the new consensus ``p``; returns the sum of the squared disagreements (the
+    primal residual's share of these links)."""
+    primal = 0.0
+    for a in range(q_tree.shape[0]):
+        gap = q_tree[a] - p[a]
+        primal += gap * gap
+        lam_tree[a] -= eta * gap
+    for c in range(pair_i.shape[0]):
+        for side in range(2):
+            v = pair_i[c] if side == 0 else pair_j[c]
+            gap = q_pair[c, side] - p[v]
+            primal += gap * gap
+            lam_pair[c, side] -= eta * gap
+    return primal
+
+
+@njit(cache=True, _nrt=False)
+def adapted_eta(eta, it, primal_res, dual_res):
+    """The penalty after iteration ``it``: every :data:`ADAPT_EVERY` iterations doubled
+    when the primal residual exceeds :data:`GAMMA_PRIMAL` times the dual one, halved
+    when the dual one exceeds :data:`GAMMA_DUAL` times the primal one (the authors'
+    rule), within :data:`ETA_MIN` and :data:`ETA_MAX`."""
+    if it % ADAPT_EVERY == 0:
+        if primal_res > GAMMA_PRIMAL * dual_res and eta < ETA_MAX:
+            return eta * ETA_STEP
+        if dual_res > GAMMA_DUAL * primal_res and eta > ETA_MIN:
+            return eta / ETA_STEP
+    return eta
 
 
 @njit(cache=True)
@@ -524,39 +614,19 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
     status = OK
     while it < max_iter:
         it += 1
-        for c in range(P):
-            i = pair_i[c]
-            j = pair_j[c]
-            z1, z2, z12 = pair_qp(p[i] + (share[i] + lam_pair[c, 0]) / eta,
-                                  p[j] + (share[j] + lam_pair[c, 1]) / eta,
-                                  pair_score[c] / eta)
-            q_pair[c, 0] = z1
-            q_pair[c, 1] = z2
-            r[c] = z12
-        target = p + (share + lam_tree) / eta
-        k, status = tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram,
-                            minv, k, qp_iter, q_tree)
+        k, status = project_order2(n, arc_h, arc_m, arc_of, share, pair_i, pair_j,
+                                   pair_score, single_root, eta, qp_iter, p, lam_tree,
+                                   lam_pair, act, beta, gram, minv, k, q_tree, q_pair, r)
         if status != OK:
             return p, r, -np.inf, dual_best, it, False, status
-        p_new[:] = q_tree
-        for c in range(P):
-            p_new[pair_i[c]] += q_pair[c, 0]
-            p_new[pair_j[c]] += q_pair[c, 1]
+        collect_order2(q_tree, q_pair, pair_i, pair_j, p_new)
         p_new /= deg
         dual_res = 0.0
-        primal_res = 0.0
         for a in range(A):
             diff = p_new[a] - p[a]
             dual_res += deg[a] * diff * diff
-            gap = q_tree[a] - p_new[a]
-            primal_res += gap * gap
-            lam_tree[a] -= eta * gap
-        for c in range(P):
-            for side in range(2):
-                a = pair_i[c] if side == 0 else pair_j[c]
-                gap = q_pair[c, side] - p_new[a]
-                primal_res += gap * gap
-                lam_pair[c, side] -= eta * gap
+        primal_res = price_order2(eta, q_tree, q_pair, pair_i, pair_j, p_new, lam_tree,
+                                  lam_pair)
         p[:] = p_new
         primal_res = np.sqrt(primal_res / links)
         dual_res = np.sqrt(dual_res / links)
@@ -579,11 +649,8 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
             converged = dual_best - primal_best <= tol * max(1.0, abs(dual_best))
         if converged or dual_best <= cutoff:
             break
-        if adapt_eta and it % ADAPT_EVERY == 0:
-            if primal_res > GAMMA_PRIMAL * dual_res and eta < ETA_MAX:
-                eta *= ETA_STEP
-            elif dual_res > GAMMA_DUAL * primal_res and eta > ETA_MIN:
-                eta /= ETA_STEP
+        if adapt_eta:
+            eta = adapted_eta(eta, it, primal_res, dual_res)
     for c in range(P):
         qi = q_best[pair_i[c]]
         qj = q_best[pair_j[c]]

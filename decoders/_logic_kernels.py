@@ -25,9 +25,9 @@ carry no quadratic penalty, as a pairwise factor's product in ``pair_qp``).
 import numpy as np
 from numba import njit
 
-from ._ad3_kernels import (ADAPT_EVERY, DUAL_EVERY, ETA_MAX, ETA_MIN, ETA_STEP,
-                           GAMMA_DUAL, GAMMA_PRIMAL, MAX_ACTIVE, _insert, _kkt_inverse,
-                           _kkt_solve, _remove, _schur, pair_map, pair_qp, tree_qp)
+from ._ad3_kernels import (DUAL_EVERY, MAX_ACTIVE, _insert, _kkt_inverse, _kkt_step,
+                           _remove, _schur, _swap_weight, adapted_eta, collect_order2,
+                           pair_map, price_order2, project_order2)
 from ._factor_kernels import arc_mst
 from ._kernels import OK
 
@@ -155,26 +155,13 @@ def factor_qp(kind, data, target, inv_eta, act, own, beta, gram, minv, k, max_it
                 for a in range(L):
                     total += act[i, a] * target[a]
                 scores[i] = total
-            _kkt_solve(k, gram, minv, scores, z)
+            blocking = _kkt_step(k, gram, minv, scores, z, beta)
             tau = z[0]
-            blocking = -1
-            alpha = 1.0
-            for i in range(k):
-                if z[i + 1] < 0.0:
-                    step = beta[i] / (beta[i] - z[i + 1])
-                    if step < alpha:
-                        alpha = step
-                        blocking = i
-            if blocking < 0:
-                for i in range(k):
-                    beta[i] = z[i + 1]
-                changed = False
-            else:
-                for i in range(k):
-                    beta[i] = max(0.0, (1.0 - alpha) * beta[i] + alpha * z[i + 1])
+            if blocking >= 0:
                 own[blocking] = own[k - 1]
                 k = _remove(blocking, k, act, beta, gram, minv)
                 continue
+            changed = False
         _combination(act, beta, k, q)
         for a in range(L):
             grad[a] = target[a] - q[a]
@@ -198,18 +185,9 @@ def factor_qp(kind, data, target, inv_eta, act, own, beta, gram, minv, k, max_it
         schur = _schur(k, size, gram, minv, row, sol)
         new_weight = 0.0
         if schur <= 1e-9 * max(1, size):
-            out = -1
-            t = np.inf
-            for i in range(k):
-                c = sol[i + 1]
-                if c > 1e-12 and beta[i] / c < t:
-                    t = beta[i] / c
-                    out = i
+            out, new_weight = _swap_weight(k, beta, sol)
             if out < 0:
                 return k
-            for i in range(k):
-                beta[i] = max(0.0, beta[i] - t * sol[i + 1])
-            new_weight = t
             own[out] = own[k - 1]
             k = _remove(out, k, act, beta, gram, minv)
             for i in range(k):
@@ -434,6 +412,7 @@ def ad3_full(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, kind, link_star
     p_new = np.empty(V)
     q_tree = np.empty(A)
     q_pair = np.empty((P, 2))
+    r = np.empty(P)
     q_link = np.empty(Lt)
     x = np.empty(V)
     cap = min(MAX_ACTIVE, A + 1)
@@ -475,17 +454,9 @@ def ad3_full(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, kind, link_star
     status = OK
     while it < max_iter:
         it += 1
-        for c in range(P):
-            i = pair_i[c]
-            j = pair_j[c]
-            z1, z2, _ = pair_qp(p[i] + (share[i] + lam_pair[c, 0]) / eta,
-                                p[j] + (share[j] + lam_pair[c, 1]) / eta,
-                                pair_score[c] / eta)
-            q_pair[c, 0] = z1
-            q_pair[c, 1] = z2
-        target = p[:A] + (share[:A] + lam_tree) / eta
-        k, status = tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram,
-                            minv, k, qp_iter, q_tree)
+        k, status = project_order2(n, arc_h, arc_m, arc_of, share, pair_i, pair_j,
+                                   pair_score, single_root, eta, qp_iter, p, lam_tree,
+                                   lam_pair, act, beta, gram, minv, k, q_tree, q_pair, r)
         if status != OK:
             break
         for f in range(F):
@@ -507,28 +478,16 @@ def ad3_full(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, kind, link_star
                                f_minv[inv_start[f]:inv_start[f + 1]].reshape((fc + 1, fc + 1)),
                                f_k[f], qp_iter, q_link[lo:hi], state, work)
         p_new[:] = 0.0
-        p_new[:A] = q_tree
-        for c in range(P):
-            p_new[pair_i[c]] += q_pair[c, 0]
-            p_new[pair_j[c]] += q_pair[c, 1]
+        collect_order2(q_tree, q_pair, pair_i, pair_j, p_new)
         for l in range(Lt):
             p_new[link_var[l]] += q_link[l]
         p_new /= deg
         dual_res = 0.0
-        primal_res = 0.0
         for v in range(V):
             diff = p_new[v] - p[v]
             dual_res += deg[v] * diff * diff
-        for a in range(A):
-            gap = q_tree[a] - p_new[a]
-            primal_res += gap * gap
-            lam_tree[a] -= eta * gap
-        for c in range(P):
-            for side in range(2):
-                v = pair_i[c] if side == 0 else pair_j[c]
-                gap = q_pair[c, side] - p_new[v]
-                primal_res += gap * gap
-                lam_pair[c, side] -= eta * gap
+        primal_res = price_order2(eta, q_tree, q_pair, pair_i, pair_j, p_new, lam_tree,
+                                  lam_pair)
         for l in range(Lt):
             gap = q_link[l] - p_new[link_var[l]]
             primal_res += gap * gap
@@ -559,10 +518,7 @@ def ad3_full(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, kind, link_star
             converged |= certified
         if converged:
             break
-        if adapt_eta and it % ADAPT_EVERY == 0:
-            if primal_res > GAMMA_PRIMAL * dual_res and eta < ETA_MAX:
-                eta *= ETA_STEP
-            elif dual_res > GAMMA_DUAL * primal_res and eta > ETA_MIN:
-                eta /= ETA_STEP
+        if adapt_eta:
+            eta = adapted_eta(eta, it, primal_res, dual_res)
     return (p, dual_best, tree, tree_best, it, certified, converged, status, f_act,
             f_beta, f_k, act_start, vec_start)

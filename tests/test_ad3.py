@@ -220,6 +220,7 @@ def test_cli_trains_and_parses_order_2_with_ad3_close_to_lp(tmp_path, sample_tra
     assert abs(ad3 - lp) <= 1.5
     capsys.readouterr()
     assert main(["-q", "train", "--train", str(train), "--model", str(tmp_path / "full.npz"),
-                 "--order", "full", "--decoder", "ad3", "--epochs", "1", "--no-tagger"]) == 2
-    assert "decoder 'ad3' cannot decode order full" in capsys.readouterr().err
+                 "--order", "full", "--decoder", "ad3-exact", "--epochs", "1",
+                 "--no-tagger"]) == 2
+    assert "decoder 'ad3-exact' cannot decode order full" in capsys.readouterr().err
     assert not (tmp_path / "full.npz").exists()

@@ -147,14 +147,15 @@ def test_gap_compares_ad3_with_highs_on_the_same_sentences(order2_model, tmp_pat
 
 
 def test_gap_compare_refuses_parts_ad3_has_no_factor_for(tmp_path, sample_train, capsys):
-    model = tmp_path / "full.npz"
-    config = TrainConfig(epochs=1, decoder="lp", features=SMALL, parts={"order": "full"},
+    model = tmp_path / "consecutive.npz"
+    config = TrainConfig(epochs=1, decoder="lp", features=SMALL,
+                         parts={"order": "2", "consecutive_siblings": True},
                          pruner={"max_heads": 3, "epochs": 1})
     Parser.train(sample_train[:20], config).save(model)
     dev = tmp_path / "dev.conllu"
     dev.write_text("".join(s.to_text() for s in sample_train[:2]))
     assert main(["-q", "gap", "--model", str(model), "--input", str(dev),
                  "--compare", "ad3"]) == 2
-    assert "decoder 'ad3' cannot decode order full" in capsys.readouterr().err
+    assert "decoder 'ad3' cannot decode order 2" in capsys.readouterr().err
 
 
