@@ -1,4 +1,4 @@
-"""The factor graph of the full-order model, for AD3 (work in progress, issue 13).
+"""The factor graph of the full-order model, for AD3 (issue 13).
 
 Variables (binary): the candidate arcs ``z_a`` (first, in ARC-block order), the ancestry
 ``p_hj`` (h a proper ancestor of j) for every head h of a non-projective-arc part and
@@ -125,46 +125,54 @@ class FullGraph:
         pj.append(y_start + np.arange(np_h.size))
         ps.append(scores[nonproj])
         pp.append(np.arange(nonproj.start, nonproj.stop))
-        kinds, links, data, data_len = [], [], [], []
-
-        def factor(kind, variables, values=()):
-            kinds.append(kind)
-            links.append(np.asarray(variables, dtype=np.int64))
-            data.append(np.asarray(values, dtype=np.float64))
-
-        # valency
-        constant = 0.0
+        # the other factors, one block per kind: (kinds, flat links, links per factor,
+        # flat data, data per factor)
+        blocks = []
+        # valency: bins sorted by group (2 h + side) and bin; arcs by group
         valency = parts.block(PartType.VALENCY)
         v_rows = parts.index[valency]
-        v_scores = scores[valency]
-        v_factor, v_part_rows = [], []
-        for h, side in sorted({(int(a), int(b)) for a, b in v_rows[:, 1:3]}):
-            mine = np.flatnonzero((v_rows[:, 1] == h) & (v_rows[:, 2] == side))
-            mine = mine[np.argsort(v_rows[mine, 3])]
-            v_part_rows.append(valency.start + mine)
-            group = np.flatnonzero((ah == h) & ((am > h) == bool(side)))
-            if group.size == 0:
-                constant += v_scores[mine[0]]
-                v_factor.append(-1)
-            else:
-                v_factor.append(len(kinds))
-                factor(lk.VALENCY, group, v_scores[mine])
-        # non-projective spans
-        for r in range(np_h.size):
-            h, m = int(np_h[r]), int(np_m[r])
-            span = np.arange(min(h, m) + 1, max(h, m))
-            factor(lk.NOT_ALL, np.append(anc[h, span], y_start + r))
-        # ancestry recursion
-        for h in anc_heads:
-            for a in np.flatnonzero(am != h):
-                k, j = ah[a], am[a]
-                if k == h:
-                    factor(lk.IMPLY, (a, anc[h, j]))
-                elif k == 0:
-                    factor(lk.NAND, (anc[h, j], a))
-                else:
-                    factor(lk.EQUAL_IF, (anc[h, j], anc[h, k], a))
-        data_len = [d.size for d in data]
+        v_key = 2 * v_rows[:, 1] + v_rows[:, 2]
+        order = np.lexsort((v_rows[:, 3], v_key))
+        groups = np.unique(v_key)
+        v_part_rows = ((valency.start + order).reshape(groups.size, -1) if groups.size
+                       else np.zeros((0, 1), dtype=np.int64))
+        bins = scores[v_part_rows]
+        arc_key = 2 * ah + (am > ah)
+        by_group = np.argsort(arc_key, kind="stable")
+        size = (np.searchsorted(arc_key[by_group], groups, side="right")
+                - np.searchsorted(arc_key[by_group], groups))
+        full = size > 0
+        v_factor = np.where(full, np.cumsum(full) - 1, -1)
+        constant = float(bins[~full, 0].sum())
+        blocks.append((np.full(int(full.sum()), lk.VALENCY), by_group, size[full],
+                       bins[full].ravel(), np.full(int(full.sum()), bins.shape[1])))
+        # non-projective spans: the ancestry of every word strictly inside, then y
+        width = np.abs(np_h - np_m) - 1
+        part = np.repeat(np.arange(np_h.size), width)
+        offset = np.arange(part.size) - np.repeat(np.cumsum(width) - width, width)
+        first = np.cumsum(width + 1) - (width + 1)
+        spans = np.empty(int((width + 1).sum()), dtype=np.int64)
+        spans[first[part] + offset] = anc[np_h[part], np.minimum(np_h, np_m)[part] + 1 + offset]
+        spans[first + width] = y_start + np.arange(np_h.size)
+        blocks.append((np.full(np_h.size, lk.NOT_ALL), spans, width + 1, np.zeros(0),
+                       np.zeros(np_h.size, dtype=np.int64)))
+        # the ancestry recursion, per ancestry head h and arc k -> j with j != h
+        h = np.repeat(anc_heads, A)
+        a = np.tile(np.arange(A), anc_heads.size)
+        keep_arc = am[a] != h
+        h, a = h[keep_arc], a[keep_arc]
+        k, p_hj = ah[a], anc[h, am[a]]
+        for kind, chosen, columns in (
+                (lk.IMPLY, k == h, lambda c: (a[c], p_hj[c])),
+                (lk.NAND, k == 0, lambda c: (p_hj[c], a[c])),
+                (lk.EQUAL_IF, (k != h) & (k != 0),
+                 lambda c: (p_hj[c], anc[h[c], k[c]], a[c]))):
+            cols = columns(chosen)
+            count = int(chosen.sum())
+            blocks.append((np.full(count, kind), np.stack(cols, axis=1).ravel(),
+                           np.full(count, len(cols)), np.zeros(0),
+                           np.zeros(count, dtype=np.int64)))
+        kinds, links, link_len, data, data_len = (np.concatenate(c) for c in zip(*blocks))
         var_type = np.repeat(np.array([lk.ARC_VAR, lk.ANCESTRY_VAR, lk.SPAN_VAR]),
                              [A, y_start - A, np_h.size])
         var_h = np.concatenate([ah, hh[keep], np_h]).astype(np.int64)
@@ -174,18 +182,15 @@ class FullGraph:
                    pair_j=np.concatenate(pj).astype(np.int64),
                    pair_score=np.concatenate(ps).astype(np.float64),
                    pair_part=np.concatenate(pp).astype(np.int64),
-                   kind=np.array(kinds, dtype=np.int64),
-                   link_start=np.concatenate([[0], np.cumsum([x.size for x in links])]
-                                             ).astype(np.int64),
-                   link_var=(np.concatenate(links) if links
-                             else np.zeros(0, dtype=np.int64)),
+                   kind=kinds.astype(np.int64),
+                   link_start=np.concatenate([[0], np.cumsum(link_len)]).astype(np.int64),
+                   link_var=links.astype(np.int64),
                    data_start=np.concatenate([[0], np.cumsum(data_len)]).astype(np.int64),
-                   data=np.concatenate(data) if data else np.zeros(0),
+                   data=data.astype(np.float64),
                    var_type=var_type, var_h=var_h, var_j=var_j,
                    constant=float(constant),
-                   valency_factor=np.array(v_factor, dtype=np.int64),
-                   valency_rows=(np.array(v_part_rows, dtype=np.int64) if v_part_rows
-                                 else np.zeros((0, 1), dtype=np.int64)),
+                   valency_factor=v_factor.astype(np.int64),
+                   valency_rows=v_part_rows.astype(np.int64),
                    arc_start=parts.block(PartType.ARC).start)
 
     @property
