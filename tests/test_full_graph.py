@@ -1,5 +1,5 @@
 """AD3 on the full-order factor graph (:mod:`decoders.full_graph`) solves the LP of the
-multi-commodity program with ``ancestry="tree"`` (work in progress, issue 13)."""
+multi-commodity program with ``ancestry="tree"`` (issue 13)."""
 
 from __future__ import annotations
 
