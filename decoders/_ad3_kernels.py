@@ -458,6 +458,24 @@ def heaviest_tree_value(act, beta, k, arc_of, unary, pair_i, pair_j, pair_score,
 
 
 @njit(cache=True)
+def arc_index(n, arc_h, arc_m):
+    """``int64 (n + 1, n + 1)``: the variable of arc ``h -> m``, -1 for no candidate."""
+    arc_of = np.full((n + 1, n + 1), -1, dtype=np.int64)
+    for a in range(arc_h.shape[0]):
+        arc_of[arc_h[a], arc_m[a]] = a
+    return arc_of
+
+
+@njit(cache=True)
+def tree_active_set(n, A):
+    """Empty storage of the TREE factor's active set for :func:`tree_qp` over ``A``
+    arcs: ``(act, beta, gram, minv)``, room for ``min(MAX_ACTIVE, A + 1)`` trees."""
+    cap = min(MAX_ACTIVE, A + 1)
+    return (np.zeros((cap, n + 1), dtype=np.int64), np.zeros(cap), np.zeros((cap, cap)),
+            np.zeros((cap + 1, cap + 1)))
+
+
+@njit(cache=True)
 def project_order2(n, arc_h, arc_m, arc_of, share, pair_i, pair_j, pair_score, single_root,
                    eta, qp_iter, p, lam_tree, lam_pair, act, beta, gram, minv, k, q_tree,
                    q_pair, r):
@@ -576,10 +594,7 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
     """
     A = arc_h.shape[0]
     P = pair_i.shape[0]
-    N = n + 1
-    arc_of = np.full((N, N), -1, dtype=np.int64)
-    for a in range(A):
-        arc_of[arc_h[a], arc_m[a]] = a
+    arc_of = arc_index(n, arc_h, arc_m)
     deg = np.ones(A)
     for c in range(P):
         deg[pair_i[c]] += 1.0
@@ -599,11 +614,7 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
     q_tree = np.empty(A)
     q_pair = np.empty((P, 2))
     r = np.zeros(P)
-    cap = min(MAX_ACTIVE, A + 1)
-    act = np.zeros((cap, N), dtype=np.int64)
-    beta = np.zeros(cap)
-    gram = np.zeros((cap, cap))
-    minv = np.zeros((cap + 1, cap + 1))
+    act, beta, gram, minv = tree_active_set(n, A)
     k = 0
     dual_best = np.inf
     primal_best = -np.inf

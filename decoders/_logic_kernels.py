@@ -25,9 +25,9 @@ carry no quadratic penalty, as a pairwise factor's product in ``pair_qp``).
 import numpy as np
 from numba import njit
 
-from ._ad3_kernels import (DUAL_EVERY, MAX_ACTIVE, _insert, _kkt_inverse, _kkt_step,
-                           _remove, _schur, _swap_weight, adapted_eta, collect_order2,
-                           pair_map, price_order2, project_order2)
+from ._ad3_kernels import (DUAL_EVERY, _insert, _kkt_inverse, _kkt_step, _remove, _schur,
+                           _swap_weight, adapted_eta, arc_index, collect_order2, pair_map,
+                           price_order2, project_order2, tree_active_set)
 from ._factor_kernels import arc_mst
 from ._kernels import OK
 
@@ -390,10 +390,7 @@ def ad3_full(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, kind, link_star
     P = pair_i.shape[0]
     F = kind.shape[0]
     Lt = link_var.shape[0]
-    N = n + 1
-    arc_of = np.full((N, N), -1, dtype=np.int64)
-    for a in range(A):
-        arc_of[arc_h[a], arc_m[a]] = a
+    arc_of = arc_index(n, arc_h, arc_m)
     deg = np.zeros(V)
     deg[:A] = 1.0
     for c in range(P):
@@ -415,11 +412,7 @@ def ad3_full(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, kind, link_star
     r = np.empty(P)
     q_link = np.empty(Lt)
     x = np.empty(V)
-    cap = min(MAX_ACTIVE, A + 1)
-    act = np.zeros((cap, N), dtype=np.int64)
-    beta = np.zeros(cap)
-    gram = np.zeros((cap, cap))
-    minv = np.zeros((cap + 1, cap + 1))
+    act, beta, gram, minv = tree_active_set(n, A)
     k = 0
     # the other factors' active sets, flat: factor f has room for L_f + 2 vertices
     f_cap = np.empty(F, dtype=np.int64)
