@@ -145,14 +145,16 @@ class AD3Decoder(Decoder):
         """AD3 on the full-order factor graph (:mod:`decoders.full_graph`), whose LP is
         the multi-commodity program's with ``ancestry="tree"``; rounded as
         :meth:`decode` rounds, and the best tree AD3 saw kept when it scores higher.
-        ``certified``: that tree met the dual bound."""
+        ``certified``: that tree met the dual bound; ``output`` is then that tree (an
+        optimum of the LP), else the consensus point (:meth:`FullGraph.to_parts`)."""
         start = time.perf_counter()
         graph = FullGraph.from_parts(parts, scores, single_root=self.single_root)
         relaxed = graph.ad3(penalty=self.penalty, adapt_penalty=self.adapt_penalty,
                             tol=self.tol, max_iter=self.max_iter, qp_iter=QP_ITERATIONS)
         raise_for_status(relaxed.status, "spanning tree")
         solved = time.perf_counter()
-        output = graph.to_parts(len(parts), relaxed)
+        output = (parts.from_heads(relaxed.heads) if relaxed.certified
+                  else graph.to_parts(len(parts), relaxed))
         heads, rounded_value, fractional, moves = round_relaxed(
             parts, scores, output, single_root=self.single_root,
             search=self.search and not relaxed.certified)
