@@ -886,7 +886,8 @@ def _add_gap(sub) -> None:
                    help="round fractional LP solutions by MST alone, without the local "
                         "search under the higher-order scores that follows by default")
     p.add_argument("--compare", choices=["ad3"], default=None,
-                   help="also solve the LP relaxation by this decoder (AD3: orders 1 and 2) "
+                   help="also solve the LP relaxation by this decoder (AD3: orders 1 and 2; "
+                        "at full order its own, with ancestry by the tree recursion) "
                         "and report it beside HiGHS's: each record gets a 'compare' object "
                         "with the same keys, and a second summary follows")
     p.set_defaults(run=_gap)
