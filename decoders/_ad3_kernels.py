@@ -395,24 +395,39 @@ def tree_qp(target, n, arc_h, arc_m, arc_of, single_root, act, beta, gram, minv,
 
 
 @njit(cache=True)
-def dual_value(n, arc_h, arc_m, share, pair_i, pair_j, pair_score, lam_tree, lam_pair,
-               single_root):
-    """``g(lambda)``: one MAP per factor at the current prices, plus, per variable,
-    ``max(0, -sum of its prices)`` (0 when the prices sum to zero, as AD3 keeps them;
-    this keeps the bound valid under rounding). Returns ``(value, status)``."""
+def arcs_dual_value(n, arc_h, arc_m, share, pair_i, pair_j, pair_score, lam_tree, lam_pair,
+                    single_root, price):
+    """The TREE and pairwise factors' share of ``g(lambda)``: one MAP each at its
+    prices (``share``: per variable, the arcs first). ``price`` receives, per variable,
+    the sum of its prices over these factors. Returns ``(value, status)``."""
     A = arc_h.shape[0]
-    theta = share + lam_tree
-    heads, total, status = arc_mst(n, arc_h, arc_m, theta, single_root)
+    heads, total, status = arc_mst(n, arc_h, arc_m, share[:A] + lam_tree, single_root)
     if status != OK:
         return np.inf, status
-    price = lam_tree.copy()
+    price[:A] = lam_tree
+    price[A:] = 0.0
     for c in range(pair_i.shape[0]):
         i = pair_i[c]
         j = pair_j[c]
         total += pair_map(share[i] + lam_pair[c, 0], share[j] + lam_pair[c, 1], pair_score[c])
         price[i] += lam_pair[c, 0]
         price[j] += lam_pair[c, 1]
-    for a in range(A):
+    return total, OK
+
+
+@njit(cache=True)
+def dual_value(n, arc_h, arc_m, share, pair_i, pair_j, pair_score, lam_tree, lam_pair,
+               single_root):
+    """``g(lambda)``: one MAP per factor at the current prices (:func:`arcs_dual_value`),
+    plus, per variable, ``max(0, -sum of its prices)`` (0 when the prices sum to zero,
+    as AD3 keeps them; this keeps the bound valid under rounding). Returns ``(value,
+    status)``."""
+    price = np.empty(arc_h.shape[0])
+    total, status = arcs_dual_value(n, arc_h, arc_m, share, pair_i, pair_j, pair_score,
+                                    lam_tree, lam_pair, single_root, price)
+    if status != OK:
+        return np.inf, status
+    for a in range(price.shape[0]):
         total += max(0.0, -price[a])
     return total, OK
 

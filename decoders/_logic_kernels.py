@@ -26,9 +26,8 @@ import numpy as np
 from numba import njit
 
 from ._ad3_kernels import (DUAL_EVERY, _insert, _kkt_inverse, _kkt_step, _remove, _schur,
-                           _swap_weight, adapted_eta, arc_index, collect_order2, pair_map,
-                           price_order2, project_order2, tree_active_set)
-from ._factor_kernels import arc_mst
+                           _swap_weight, adapted_eta, arc_index, arcs_dual_value,
+                           collect_order2, price_order2, project_order2, tree_active_set)
 from ._kernels import OK
 
 VALENCY = 0
@@ -204,7 +203,7 @@ def factor_qp(kind, data, target, inv_eta, act, own, beta, gram, minv, k, max_it
 
 
 @njit(cache=True)
-def small_qp(kind, c, q):
+def small_qp(kind, c, q, work):
     """Projection of ``c`` onto the polytope of an IMPLY, NAND or EQUAL-IF factor, in
     closed form (they have no own scores): the box projection when it satisfies the
     factor's inequality; else the projection onto the face where that inequality holds
@@ -212,7 +211,8 @@ def small_qp(kind, c, q):
     their sum is ``2 z <= 2``), ``clip(c - mu w)`` with ``w`` the inequality's normal and
     ``mu`` the root of the nonincreasing, piecewise linear ``w . clip(c - mu w) - b``
     (Brucker's breakpoint search over the ``2 L`` values of ``mu`` where a coordinate
-    reaches a bound). ``q`` receives the projection."""
+    reaches a bound). ``q`` receives the projection; ``work`` (``float64``, at least 9) is
+    scratch."""
     L = c.shape[0]
     for i in range(L):
         q[i] = _clip(c[i])
@@ -226,11 +226,11 @@ def small_qp(kind, c, q):
         w0, w1, w2, b = -1.0, 1.0, 1.0, 1.0
     if w0 * q[0] + w1 * q[1] + (w2 * q[2] if L == 3 else 0.0) <= b:
         return
-    w = np.empty(3)
+    w = work[:3]
     w[0] = w0
     w[1] = w1
     w[2] = w2
-    breaks = np.empty(2 * L)
+    breaks = work[3:3 + 2 * L]
     for i in range(L):                  # c_i - mu w_i reaches 0 and 1 (w_i = +-1)
         breaks[2 * i] = c[i] / w[i]
         breaks[2 * i + 1] = (c[i] - 1.0) / w[i]
@@ -275,37 +275,48 @@ def _combination(act, beta, k, q):
 
 @njit(cache=True)
 def full_dual_value(n, arc_h, arc_m, share, pair_i, pair_j, pair_score, kind, link_start,
-                    link_var, data_start, data, lam_tree, lam_pair, lam_link, single_root):
+                    link_var, data_start, data, lam_tree, lam_pair, lam_link, single_root,
+                    price, theta, state):
     """``g(lambda)``: one MAP per factor at its prices plus, per variable, ``max(0,
     -sum of its prices)`` (:func:`decoders._ad3_kernels.dual_value`, with the full
-    graph's factors). Returns ``(value, status)``."""
-    A = arc_h.shape[0]
-    V = share.shape[0]
-    heads, total, status = arc_mst(n, arc_h, arc_m, share[:A] + lam_tree, single_root)
+    graph's factors). ``price`` (``(V,)``), ``theta`` and ``state`` (as long as the
+    widest factor) are scratch. Returns ``(value, status)``."""
+    total, status = arcs_dual_value(n, arc_h, arc_m, share, pair_i, pair_j, pair_score,
+                                    lam_tree, lam_pair, single_root, price)
     if status != OK:
         return np.inf, status
-    price = np.zeros(V)
-    price[:A] = lam_tree
-    for c in range(pair_i.shape[0]):
-        i = pair_i[c]
-        j = pair_j[c]
-        total += pair_map(share[i] + lam_pair[c, 0], share[j] + lam_pair[c, 1], pair_score[c])
-        price[i] += lam_pair[c, 0]
-        price[j] += lam_pair[c, 1]
-    state = np.empty(link_var.shape[0], dtype=np.int64)
     for f in range(kind.shape[0]):
         lo = link_start[f]
         hi = link_start[f + 1]
-        theta = np.empty(hi - lo)
         for l in range(lo, hi):
             theta[l - lo] = share[link_var[l]] + lam_link[l]
             price[link_var[l]] += lam_link[l]
-        value, _ = factor_map(kind[f], theta, data[data_start[f]:data_start[f + 1]], 1.0,
-                              state[lo:hi])
+        value, _ = factor_map(kind[f], theta[:hi - lo], data[data_start[f]:data_start[f + 1]],
+                              1.0, state[:hi - lo])
         total += value
-    for v in range(V):
+    for v in range(share.shape[0]):
         total += max(0.0, -price[v])
     return total, OK
+
+
+@njit(cache=True)
+def valency_bins(f_act, f_beta, f_k, act_start, vec_start, link_start, factors, out):
+    """``out[g]``: the bin marginals of VALENCY factor ``factors[g]`` (-1: a group
+    without candidate arcs, all in bin 0), the weights of its active vertices summed by
+    their bin (their number of children, the last bin taking the rest)."""
+    top = out.shape[1] - 1
+    out[:] = 0.0
+    for g in range(factors.shape[0]):
+        f = factors[g]
+        if f < 0:
+            out[g, 0] = 1.0
+            continue
+        L = link_start[f + 1] - link_start[f]
+        for i in range(f_k[f]):
+            children = 0
+            for a in range(L):
+                children += f_act[act_start[f] + i * L + a]
+            out[g, min(children, top)] += f_beta[vec_start[f] + i]
 
 
 ARC_VAR = 0
@@ -436,8 +447,9 @@ def ad3_full(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, kind, link_star
     f_minv = np.zeros(inv_start[F])
     f_k = np.zeros(F, dtype=np.int64)
     t = np.empty(widest)
+    price = np.empty(V)
     state = np.empty(widest, dtype=np.int64)
-    work = np.empty(5 * (widest + 2) + 3)
+    work = np.empty(5 * (widest + 2) + 9)
     dual_best = np.inf
     tree_best = -np.inf
     tree = act[0].copy()
@@ -460,7 +472,7 @@ def ad3_full(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, kind, link_star
             for l in range(lo, hi):
                 t[l - lo] = p[link_var[l]] + (share[link_var[l]] + lam_link[l]) / eta
             if kind[f] >= IMPLY:
-                small_qp(kind[f], t[:L], q_link[lo:hi])
+                small_qp(kind[f], t[:L], q_link[lo:hi], work)
                 continue
             f_k[f] = factor_qp(kind[f], data[data_start[f]:data_start[f + 1]], t[:L],
                                1.0 / eta,
@@ -493,7 +505,7 @@ def ad3_full(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, kind, link_star
             value, status = full_dual_value(n, arc_h, arc_m, share, pair_i, pair_j,
                                             pair_score, kind, link_start, link_var,
                                             data_start, data, lam_tree, lam_pair, lam_link,
-                                            single_root)
+                                            single_root, price, t, state)
             if status != OK:
                 break
             dual_best = min(dual_best, value)

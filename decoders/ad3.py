@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _ad3_kernels
 from .base import Certificate, DecodeResult, Decoder, register
-from .factor_graph import FactorGraph
+from .factor_graph import FactorGraph, largest_score
 from .full_graph import FullGraph
 from .lp import round_relaxed
 from .mst import raise_for_status
@@ -288,6 +288,4 @@ def score_scale(graph: FactorGraph) -> float:
     trained model's scores run to 1e4; with the penalty fixed AD3 needed hundreds of
     iterations there and converged in tens once scaled, ``eval/results/ad3_speed.md``).
     """
-    top = max(float(np.abs(graph.unary).max(initial=0.0)),
-              float(np.abs(graph.pair_score).max(initial=0.0)))
-    return top if top > 0.0 else 1.0
+    return largest_score(graph.unary, graph.pair_score)

@@ -323,6 +323,13 @@ class FactorGraph:
             _checked(theta, self.n_arcs, "theta", allow_neginf=True))
 
 
+def largest_score(*scores: np.ndarray) -> float:
+    """The largest absolute value in ``scores`` (1 if all are 0 or empty): the scale AD3
+    divides a graph's scores by (:func:`decoders.ad3.score_scale`)."""
+    top = max(float(np.abs(x).max(initial=0.0)) for x in scores)
+    return top if top > 0.0 else 1.0
+
+
 def _checked(values: np.ndarray, size: int, name: str, allow_neginf: bool = False) -> np.ndarray:
     """``values`` as a C-contiguous ``float64 (size,)`` array without NaN or +inf (nor
     -inf unless ``allow_neginf``)."""

@@ -31,6 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _logic_kernels as lk
+from .factor_graph import largest_score
 from .parts import Parts, PartType
 
 
@@ -200,11 +201,9 @@ class FullGraph:
     def ad3(self, *, penalty: float = 0.1, adapt_penalty: bool = True, tol: float = 1e-6,
             max_iter: int = 10000, qp_iter: int = 10) -> FullRelaxation:
         """AD3 on this graph (:func:`decoders._logic_kernels.ad3_full`), the scores
-        divided by their largest magnitude inside (as :func:`decoders.ad3.score_scale`)
+        divided by their largest magnitude (:func:`largest_score`) inside
         and the values multiplied back; the valency constant is added to both bounds."""
-        scale = max(float(np.abs(self.unary).max(initial=0.0)),
-                    float(np.abs(self.pair_score).max(initial=0.0)),
-                    float(np.abs(self.data).max(initial=0.0))) or 1.0
+        scale = largest_score(self.unary, self.pair_score, self.data)
         (p, dual, tree, tree_score, iterations, certified, converged, status, f_act,
          f_beta, f_k, act_start, vec_start) = lk.ad3_full(
             self.n, self.arc_h, self.arc_m, self.unary / scale, self.pair_i, self.pair_j,
@@ -212,16 +211,9 @@ class FullGraph:
             self.data_start, self.data / scale, self.var_type, self.var_h, self.var_j,
             self.single_root, float(penalty), adapt_penalty, float(tol), int(max_iter),
             int(qp_iter))
-        bins = np.zeros(self.valency_rows.shape)
-        for g, f in enumerate(self.valency_factor):
-            if f < 0:
-                bins[g, 0] = 1.0
-                continue
-            L = self.link_start[f + 1] - self.link_start[f]
-            vertices = f_act[act_start[f]:act_start[f + 1]].reshape(-1, L)[:f_k[f]]
-            weights = f_beta[vec_start[f]:vec_start[f] + f_k[f]]
-            top = bins.shape[1] - 1
-            np.add.at(bins[g], np.minimum(vertices.sum(axis=1), top), weights)
+        bins = np.empty(self.valency_rows.shape)
+        lk.valency_bins(f_act, f_beta, f_k, act_start, vec_start, self.link_start,
+                        self.valency_factor, bins)
         return FullRelaxation(p=p, bins=bins, dual=float(dual * scale + self.constant),
                               heads=tree, tree_score=float(tree_score * scale + self.constant),
                               iterations=int(iterations), certified=bool(certified),

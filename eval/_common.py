@@ -89,6 +89,30 @@ def treebank_or_sample(name: str, max_train: int | None = None,
     return train[:max_train], dev[:max_dev]
 
 
+def model_dev_problems(description: str, out: str):
+    """The arguments ``--model`` (required), ``--treebank`` (en_ewt), ``--max-dev`` and
+    ``--out`` (default ``out``) of a script that decodes a saved model's dev sentences,
+    parsed; returns ``(args, parser, dev, problems)``, ``problems[i]`` the parts and
+    part scores of ``dev[i]`` under the model (computed once, outside any clock)."""
+    import argparse
+
+    from polyparse.parser.pipeline import Parser
+
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--treebank", default="en_ewt")
+    ap.add_argument("--max-dev", type=int, default=None)
+    ap.add_argument("--out", default=out)
+    args = ap.parse_args()
+    parser = Parser.load(args.model)
+    _, dev = treebank_or_sample(args.treebank, 1, args.max_dev)
+    problems = []
+    for sentence in dev:
+        example = parser.model.example(parser.seen(sentence))
+        problems.append((example.parts, parser.model.scores(example).parts))
+    return args, parser, dev, problems
+
+
 def kept_model(given: str | None, name: str, train) -> Path:
     """The model file ``given`` (``--model``), else ``eval/results/tmp/<name>.npz``,
     written by ``train(path)`` the first time it is asked for and kept for later runs."""

@@ -25,20 +25,18 @@ shares converged and certified. One core. Writes ``eval/results/<out>.{json,md}`
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
 
 import numpy as np
-from _common import REPO, RESULTS, single_thread, treebank_or_sample, uptime, write_table
+from _common import REPO, RESULTS, model_dev_problems, single_thread, uptime, write_table
 
 single_thread()
 
 from polyparse.decoders import make_decoder  # noqa: E402
 from polyparse.decoders.formulation import build_formulation  # noqa: E402
 from polyparse.decoders.lp import relaxed_decode  # noqa: E402
-from polyparse.parser.pipeline import Parser  # noqa: E402
 
 VARIANTS = [("multi", "flow"), ("multi", "tree"), ("multi", "product"), ("single", "tree")]
 """``(flow, ancestry)``; the first is the ``lp`` decoder's program and the reference."""
@@ -47,19 +45,8 @@ AD3 = ("ad3", "tree")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", required=True)
-    ap.add_argument("--treebank", default="en_ewt")
-    ap.add_argument("--max-dev", type=int, default=None)
-    ap.add_argument("--out", default="ancestry")
-    args = ap.parse_args()
-    parser = Parser.load(args.model)
-    model, single_root = parser.model, parser.config.single_root
-    _, dev = treebank_or_sample(args.treebank, 1, args.max_dev)
-    problems = []
-    for sentence in dev:
-        example = model.example(parser.seen(sentence))
-        problems.append((example.parts, model.scores(example).parts))
+    args, parser, dev, problems = model_dev_problems(__doc__.split("\n\n")[0], "ancestry")
+    single_root = parser.config.single_root
     tokens = sum(len(s) for s in dev)
 
     def decode(parts, scores, flow, ancestry):
@@ -80,10 +67,9 @@ def main() -> None:
                 result = ad3.decode(parts, scores)
             else:
                 result, form = decode(parts, scores, flow, ancestry)
+                size.append((form.n_vars, form.A_ub.shape[0] + form.A_eq.shape[0]))
             seconds.append(time.process_time() - start)
             results.append(result)
-            size.append((form.n_vars, form.A_ub.shape[0] + form.A_eq.shape[0])
-                        if flow != AD3[0] else (0, 0))
         found[flow, ancestry] = results, np.array(seconds), np.array(size)
         print(flow, ancestry, f"{sum(seconds):.1f} s", flush=True)
     load_after = os.getloadavg()[0]

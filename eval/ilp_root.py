@@ -19,21 +19,19 @@ Writes ``eval/results/<out>.{json,md}``.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
 from typing import NamedTuple
 
 import numpy as np
-from _common import REPO, RESULTS, single_thread, treebank_or_sample, uptime, write_table
+from _common import REPO, RESULTS, model_dev_problems, single_thread, uptime, write_table
 
 single_thread()
 
 from polyparse.decoders import Parts, make_decoder  # noqa: E402
 from polyparse.decoders.formulation import build_formulation  # noqa: E402
 from polyparse.decoders.ilp import solve_highs  # noqa: E402
-from polyparse.parser.pipeline import Parser  # noqa: E402
 
 TIME_LIMIT = 120.0
 """CPU seconds per branch and bound before HiGHS gives up (counted as not closed)."""
@@ -61,20 +59,9 @@ def solve(form, presolve: bool) -> tuple[float, float, int, bool]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", required=True)
-    ap.add_argument("--treebank", default="en_ewt")
-    ap.add_argument("--max-dev", type=int, default=None)
-    ap.add_argument("--out", default="ilp_root")
-    args = ap.parse_args()
-    parser = Parser.load(args.model)
-    model = parser.model
-    _, dev = treebank_or_sample(args.treebank, 1, args.max_dev)
+    args, parser, dev, problems = model_dev_problems(__doc__.split("\n\n")[0], "ilp_root")
     lp = make_decoder("lp", parser.config.single_root)
-    problems = []
-    for sentence in dev:
-        example = model.example(parser.seen(sentence))
-        problems.append((example.parts, model.scores(example).parts, len(sentence)))
+    problems = [(parts, scores, len(s)) for (parts, scores), s in zip(problems, dev)]
     for parts, scores, _ in problems:   # once untimed: numba compiles the kernels (local
         lp.decode(parts, scores)        # search only on a fractional LP) on first use
     lp_seconds, fractional = 0.0, []

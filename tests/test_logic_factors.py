@@ -90,5 +90,5 @@ def test_small_qp_equals_active_set(kind, L):
                          np.zeros((cap, cap)), np.zeros((cap + 1, cap + 1)), 0, 100, q,
                          np.empty(L, dtype=np.int64), np.empty(5 * cap + 3 + L))
         assert k >= 1
-        lk.small_qp(kind, c, r)
+        lk.small_qp(kind, c, r, np.empty(9))
         np.testing.assert_allclose(r, q, atol=1e-9)
