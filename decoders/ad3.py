@@ -24,6 +24,7 @@ from . import _ad3_kernels
 from .base import Certificate, DecodeResult, Decoder, register
 from .factor_graph import FactorGraph, largest_score
 from .full_graph import FullGraph
+from .lazy_parts import broken_heads, optimistic
 from .lp import round_relaxed
 from .mst import raise_for_status
 from .parts import Parts, PartType
@@ -79,10 +80,9 @@ class AD3Decoder(Decoder):
     Notes
     -----
     Orders 1 and 2 with all-pairs siblings (the part types of the factor graph), and
-    ``full`` through the full-order graph of :mod:`decoders.full_graph`
-    (:meth:`_decode_full`: its LP is the multi-commodity program's with ancestry by the
-    tree recursion, on en_ewt far slower than HiGHS, ``eval/results/ancestry_*.md``; its
-    labeled decoding is the ``lp`` decoder's); consecutive siblings have no factor here
+    ``full`` through the full-order graph of :mod:`decoders.full_graph`, its
+    non-projective-arc parts added as trees break them (:meth:`_decode_full`,
+    :mod:`decoders.lazy_parts`; its labeled decoding is the ``lp`` decoder's); consecutive siblings have no factor here
     (use ``lp`` or ``ilp``). ``output`` is the best feasible point AD3 saw (its arc values: the TREE
     factor's copy or the heaviest tree of that copy's combination; the pairwise values
     that go best with them), ``value`` its objective (the LP optimum when converged;
@@ -142,19 +142,35 @@ class AD3Decoder(Decoder):
         return DecodeResult(output=relaxed.output, heads=heads, value=value, stats=stats)
 
     def _decode_full(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
-        """AD3 on the full-order factor graph (:mod:`decoders.full_graph`), whose LP is
-        the multi-commodity program's with ``ancestry="tree"``; rounded as
-        :meth:`decode` rounds, and the best tree AD3 saw kept when it scores higher.
-        ``certified``: that tree met the dual bound; ``output`` is then that tree (an
-        optimum of the LP), else the consensus point (:meth:`FullGraph.to_parts`)."""
+        """AD3 on the full-order factor graph (:mod:`decoders.full_graph`) with the
+        non-projective-arc parts added as trees break them (:mod:`decoders.lazy_parts`):
+        AD3 on the optimistic program, and again with the heads its best tree broke made
+        active, until that tree breaks none. That tree's score is then its score under
+        every part; when it meets the dual bound, it is an optimum of the full program
+        and of its LP (the multi-commodity program's with ``ancestry="tree"``),
+        ``certified``, and the ``output``. Else the last program's consensus point
+        (:meth:`FullGraph.to_parts`, the left-out parts at their bound's values) is
+        rounded as :meth:`decode` rounds, and the best tree AD3 saw kept when it scores
+        higher. ``stats`` adds ``rounds`` (AD3 calls) and ``active_heads``."""
         start = time.perf_counter()
-        graph = FullGraph.from_parts(parts, scores, single_root=self.single_root)
-        relaxed = graph.ad3(penalty=self.penalty, adapt_penalty=self.adapt_penalty,
-                            tol=self.tol, max_iter=self.max_iter, qp_iter=QP_ITERATIONS)
-        raise_for_status(relaxed.status, "spanning tree")
+        active = np.zeros(parts.n + 1, dtype=bool)
+        iterations = rounds = 0
+        while True:
+            program = optimistic(parts, scores, active)
+            graph = FullGraph.from_parts(program.parts, program.scores,
+                                         single_root=self.single_root)
+            relaxed = graph.ad3(penalty=self.penalty, adapt_penalty=self.adapt_penalty,
+                                tol=self.tol, max_iter=self.max_iter, qp_iter=QP_ITERATIONS)
+            raise_for_status(relaxed.status, "spanning tree")
+            iterations += relaxed.iterations
+            rounds += 1
+            broken = broken_heads(parts, scores, relaxed.heads) & ~active
+            if not broken.any():
+                break
+            active |= broken
         solved = time.perf_counter()
-        output = (parts.from_heads(relaxed.heads) if relaxed.certified
-                  else graph.to_parts(len(parts), relaxed))
+        output = (parts.from_heads(relaxed.heads) if relaxed.certified else
+                  program.lift(parts, scores, graph.to_parts(len(program.parts), relaxed)))
         heads, rounded_value, fractional, moves = round_relaxed(
             parts, scores, output, single_root=self.single_root,
             search=self.search and not relaxed.certified)
@@ -164,10 +180,11 @@ class AD3Decoder(Decoder):
                          <= self.tol * max(1.0, abs(relaxed.dual)))
         stats = {"time_lp": solved - start, "time_round": time.perf_counter() - solved,
                  "lp_value": float(scores @ output), "dual_value": relaxed.dual,
-                 "iterations": relaxed.iterations, "converged": relaxed.converged,
+                 "iterations": iterations, "converged": relaxed.converged,
                  "integral": fractional == 0, "certified": certified,
                  "fractional_arcs": fractional, "rounded_value": rounded_value,
-                 "search_moves": moves}
+                 "search_moves": moves, "rounds": rounds,
+                 "active_heads": int(active.sum())}
         return DecodeResult(output=output, heads=heads, value=stats["lp_value"],
                             stats=stats)
 

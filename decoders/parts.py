@@ -98,31 +98,43 @@ class Parts:
 
     def restrict(self, keep: np.ndarray) -> tuple["Parts", np.ndarray]:
         """The parts of the trees made of the arcs where ``keep`` (``bool (n_arcs,)``,
-        in ARC-block order) is True: those arcs, and the grandparent and sibling parts
-        whose two arcs are both kept. Returns the restricted parts and ``rows``, the
-        row of this set each of their rows is (``scores[rows]`` are their scores).
-        ``ValueError`` for a part type whose arcs are not a fixed pair (consecutive
-        siblings, valency, non-projective arcs)."""
+        in ARC-block order) is True: those arcs, the grandparent, sibling and
+        non-projective-arc parts whose arcs are all kept, and every valency part (a
+        head's number of children does not name its arcs). Returns the restricted parts
+        and ``rows``, the row of this set each of their rows is (``scores[rows]`` are
+        their scores). ``ValueError`` for consecutive siblings, whose parts may say
+        that a head has no other child."""
         arcs = self.arcs
         cand = np.zeros((self.n + 1, self.n + 1), dtype=bool)
         cand[arcs[keep, 0], arcs[keep, 1]] = True
-        pieces, offsets, start = [], {}, 0
+        kept = np.zeros(len(self), dtype=bool)
         for part_type, block in self.offsets.items():
             index = self.index[block]
             h, m, x = index[:, 1], index[:, 2], index[:, 3]
             if part_type == PartType.ARC:
-                kept = np.asarray(keep, dtype=bool)
+                kept[block] = keep
             elif part_type == PartType.GRANDPARENT:
-                kept = cand[x, h] & cand[h, m]
+                kept[block] = cand[x, h] & cand[h, m]
             elif part_type == PartType.SIBLING:
-                kept = cand[h, m] & cand[h, x]
+                kept[block] = cand[h, m] & cand[h, x]
+            elif part_type == PartType.NONPROJ:
+                kept[block] = cand[h, m]
+            elif part_type == PartType.VALENCY:
+                kept[block] = True
             else:
                 raise ValueError(f"cannot restrict {part_type.name} parts to a set of arcs")
-            rows = block.start + np.flatnonzero(kept)
-            pieces.append(rows)
-            offsets[part_type] = slice(start, start + rows.size)
-            start += rows.size
-        rows = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+        return self.select(kept)
+
+    def select(self, kept: np.ndarray) -> tuple["Parts", np.ndarray]:
+        """The parts of the rows where ``kept`` (``bool (n_parts,)``) is True, each type
+        still one block; returns them and ``rows``, the row of this set each of theirs
+        is."""
+        rows = np.flatnonzero(kept)
+        blocks = sorted(self.offsets.items(), key=lambda item: item[1].start)
+        sizes = {t: int(kept[block].sum()) for t, block in blocks}
+        stops = np.cumsum(list(sizes.values()))
+        offsets = {t: slice(int(stop) - size, int(stop))
+                   for (t, size), stop in zip(sizes.items(), stops)}
         return Parts(n=self.n, index=self.index[rows], offsets=offsets), rows
 
     def from_heads(self, heads: np.ndarray) -> np.ndarray:

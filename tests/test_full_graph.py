@@ -34,33 +34,3 @@ def test_ad3_full_value_equals_highs_lp(n):
         assert relaxed.tree_score == pytest.approx(parts.from_heads(relaxed.heads) @ scores)
         assert relaxed.tree_score <= relaxed.dual + 1e-7
 
-
-def test_ad3_decoder_on_full_parts():
-    """The ``ad3`` decoder decodes full-order parts: its dual value bounds every tree,
-    its tree is a tree with the model's score, a certified tree is the best one (brute
-    force, n = 5), and its LP value is HiGHS's (tree ancestry) when converged."""
-    from brute_force import all_trees
-    from polyparse.decoders import make_decoder
-
-    rng = np.random.default_rng(11)
-    n = 5
-    parts = build_parts(n, order="full")
-    trees = all_trees(n, True)
-    Z = np.stack([parts.from_heads(h) for h in trees])
-    decoder = make_decoder("ad3", True, tol=1e-8, max_iter=20000)
-    certified = 0
-    for _ in range(6):
-        scores = rng.normal(size=len(parts)) * 0.3
-        scores[parts.block(PartType.ARC)] = rng.normal(size=parts.arcs.shape[0]) * 2.0
-        result = decoder.decode(parts, scores)
-        values = Z @ scores
-        stats = result.stats
-        assert stats["dual_value"] >= values.max() - 1e-7
-        assert stats["rounded_value"] == pytest.approx(parts.from_heads(result.heads) @ scores)
-        if stats["certified"]:
-            certified += 1
-            assert stats["rounded_value"] == pytest.approx(values.max(), abs=1e-6)
-        if stats["converged"]:
-            _, lp = solve_lp(build_formulation(parts, scores, ancestry="tree"))
-            assert stats["dual_value"] == pytest.approx(lp, rel=1e-6, abs=1e-6)
-    assert certified > 0

@@ -8,6 +8,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
+from polyparse.decoders import PartType
 from polyparse.decoders.higher_order import build_parts
 from polyparse.decoders.labeled import (ChildRule, Contiguous, Infeasible, LabeledProblem,
                                         best_labels, projectivity_violations, solve_labeled)
@@ -254,15 +255,20 @@ def test_ad3_search_matches_brute_force(seed):
 def test_parts_restrict_keeps_the_parts_of_kept_arcs():
     """Parts.restrict: a tree of the kept arcs has the same structure (part by part) in
     the restricted parts as in the whole set."""
-    parts = build_parts(4, order="2")
     rng = np.random.default_rng(3)
-    heads = np.array([-1, 2, 0, 2, 3])
-    keep = rng.random(parts.arcs.shape[0]) < 0.6
-    keep |= parts.arcs[:, 0] == heads[parts.arcs[:, 1]]
-    sub, rows = parts.restrict(keep)
-    assert np.array_equal(sub.from_heads(heads), parts.from_heads(heads)[rows])
-    assert parts.from_heads(heads)[rows].sum() == parts.from_heads(heads).sum()
-    assert np.array_equal(sub.arcs, parts.arcs[keep])
+    heads = np.array([-1, 2, 0, 2, 3, 1])      # 1 -> 5 is non-projective
+    for order in ("2", "full"):
+        parts = build_parts(5, order=order)
+        keep = rng.random(parts.arcs.shape[0]) < 0.6
+        keep |= parts.arcs[:, 0] == heads[parts.arcs[:, 1]]
+        sub, rows = parts.restrict(keep)
+        tree = parts.from_heads(heads)
+        assert np.array_equal(sub.from_heads(heads), tree[rows])
+        assert tree[rows].sum() == tree.sum()
+        assert np.array_equal(sub.arcs, parts.arcs[keep])
+        for part_type, block in sub.offsets.items():
+            assert (sub.index[block, 0] == part_type).all()
+    assert tree[parts.block(PartType.NONPROJ)].sum() == 1
 
 
 def _reference_projectivity(heads, is_punct):
