@@ -23,7 +23,8 @@ import numpy as np
 from . import _ad3_kernels
 from .base import Certificate, DecodeResult, Decoder, register
 from .factor_graph import FactorGraph, largest_score
-from .full_graph import FullGraph
+from ._kernels import OK
+from .full_graph import FullGraph, FullRelaxation
 from .lazy_parts import broken_heads, optimistic
 from .lp import round_relaxed
 from .mst import raise_for_status
@@ -81,8 +82,8 @@ class AD3Decoder(Decoder):
     -----
     Orders 1 and 2 with all-pairs siblings (the part types of the factor graph), and
     ``full`` through the full-order graph of :mod:`decoders.full_graph`, its
-    non-projective-arc parts added as trees break them (:meth:`_decode_full`,
-    :mod:`decoders.lazy_parts`; its labeled decoding is the ``lp`` decoder's); consecutive siblings have no factor here
+    non-projective-arc parts added as trees break them (:meth:`relax_full`,
+    :mod:`decoders.lazy_parts`); consecutive siblings have no factor here
     (use ``lp`` or ``ilp``). ``output`` is the best feasible point AD3 saw (its arc values: the TREE
     factor's copy or the heaviest tree of that copy's combination; the pairwise values
     that go best with them), ``value`` its objective (the LP optimum when converged;
@@ -142,35 +143,18 @@ class AD3Decoder(Decoder):
         return DecodeResult(output=relaxed.output, heads=heads, value=value, stats=stats)
 
     def _decode_full(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
-        """AD3 on the full-order factor graph (:mod:`decoders.full_graph`) with the
-        non-projective-arc parts added as trees break them (:mod:`decoders.lazy_parts`):
-        AD3 on the optimistic program, and again with the heads its best tree broke made
-        active, until that tree breaks none. That tree's score is then its score under
-        every part; when it meets the dual bound, it is an optimum of the full program
-        and of its LP (the multi-commodity program's with ``ancestry="tree"``),
-        ``certified``, and the ``output``. Else the last program's consensus point
-        (:meth:`FullGraph.to_parts`, the left-out parts at their bound's values) is
-        rounded as :meth:`decode` rounds, and the best tree AD3 saw kept when it scores
-        higher. ``stats`` adds ``rounds`` (AD3 calls) and ``active_heads``."""
+        """:meth:`relax_full`, then the certified tree as the ``output`` (an optimum of
+        the full program and of its LP, the multi-commodity program's with
+        ``ancestry="tree"``), else the last program's consensus point rounded as
+        :meth:`decode` rounds, and the best tree AD3 saw kept when it scores higher.
+        ``stats`` adds ``rounds`` (AD3 calls) and ``active_heads``."""
         start = time.perf_counter()
         active = np.zeros(parts.n + 1, dtype=bool)
-        iterations = rounds = 0
-        while True:
-            program = optimistic(parts, scores, active)
-            graph = FullGraph.from_parts(program.parts, program.scores,
-                                         single_root=self.single_root)
-            relaxed = graph.ad3(penalty=self.penalty, adapt_penalty=self.adapt_penalty,
-                                tol=self.tol, max_iter=self.max_iter, qp_iter=QP_ITERATIONS)
-            raise_for_status(relaxed.status, "spanning tree")
-            iterations += relaxed.iterations
-            rounds += 1
-            broken = broken_heads(parts, scores, relaxed.heads) & ~active
-            if not broken.any():
-                break
-            active |= broken
+        lazy = self.relax_full(parts, scores, active)
+        relaxed = lazy.relaxed
+        raise_for_status(relaxed.status, "spanning tree")
         solved = time.perf_counter()
-        output = (parts.from_heads(relaxed.heads) if relaxed.certified else
-                  program.lift(parts, scores, graph.to_parts(len(program.parts), relaxed)))
+        output = parts.from_heads(relaxed.heads) if relaxed.certified else lazy.output
         heads, rounded_value, fractional, moves = round_relaxed(
             parts, scores, output, single_root=self.single_root,
             search=self.search and not relaxed.certified)
@@ -180,13 +164,42 @@ class AD3Decoder(Decoder):
                          <= self.tol * max(1.0, abs(relaxed.dual)))
         stats = {"time_lp": solved - start, "time_round": time.perf_counter() - solved,
                  "lp_value": float(scores @ output), "dual_value": relaxed.dual,
-                 "iterations": iterations, "converged": relaxed.converged,
+                 "iterations": lazy.iterations, "converged": relaxed.converged,
                  "integral": fractional == 0, "certified": certified,
                  "fractional_arcs": fractional, "rounded_value": rounded_value,
-                 "search_moves": moves, "rounds": rounds,
+                 "search_moves": moves, "rounds": lazy.rounds,
                  "active_heads": int(active.sum())}
         return DecodeResult(output=output, heads=heads, value=stats["lp_value"],
                             stats=stats)
+
+    def relax_full(self, parts: Parts, scores: np.ndarray,
+                   active: np.ndarray) -> LazyRelaxation:
+        """AD3 (:meth:`FullGraph.ad3`, at most ``max_iter`` iterations a call) on the full-order factor graph of ``parts`` with the
+        non-projective-arc parts added as trees break them (:mod:`decoders.lazy_parts`):
+        on the optimistic program with the heads where ``active`` is True active, and
+        again with the heads its best tree broke made active (in ``active``, in place),
+        until that tree breaks none. That tree's score is then its score under every
+        part, and the dual value bounds every tree of ``parts`` from above; when they
+        meet, the tree is optimal (``relaxed.certified``)."""
+        iterations = rounds = 0
+        while True:
+            program = optimistic(parts, scores, active)
+            graph = FullGraph.from_parts(program.parts, program.scores,
+                                         single_root=self.single_root)
+            relaxed = graph.ad3(penalty=self.penalty, adapt_penalty=self.adapt_penalty,
+                                tol=self.tol, max_iter=self.max_iter,
+                                qp_iter=QP_ITERATIONS)
+            iterations += relaxed.iterations
+            rounds += 1
+            if relaxed.status != OK:
+                break
+            broken = broken_heads(parts, scores, relaxed.heads) & ~active
+            if not broken.any():
+                break
+            active |= broken
+        output = (program.lift(parts, scores, graph.to_parts(len(program.parts), relaxed))
+                  if relaxed.status == OK else np.zeros(len(parts)))
+        return LazyRelaxation(relaxed, output, iterations, rounds)
 
     def decode_labeled(self, parts: Parts, scores: np.ndarray, problem):
         """Labeled decoding by branch and bound on the constraints
@@ -201,10 +214,6 @@ class AD3Decoder(Decoder):
         ``stats["search_gave_up"]``)."""
         from .labeled_search import decoder_relaxation, search_or_program
 
-        if _full_order(parts):      # no restriction of valency and non-projective parts
-            from .lp import LPDecoder
-            return LPDecoder(single_root=self.single_root).decode_labeled(
-                parts, scores, problem)
         node = self if self.exact else AD3Decoder(
             single_root=self.single_root, penalty=self.penalty,
             adapt_penalty=self.adapt_penalty, tol=self.tol,
@@ -270,6 +279,19 @@ class DualState(NamedTuple):
         state.lam_tree[arcs] = self.lam_tree
         state.lam_pair[pairs] = self.lam_pair
         return state
+
+
+class LazyRelaxation(NamedTuple):
+    """What :meth:`AD3Decoder.relax_full` returns."""
+
+    relaxed: FullRelaxation
+    """The last AD3 call's result (its dual value, best tree, status)."""
+    output: np.ndarray
+    """Its consensus point as a structure of all the parts (the left-out ones at their
+    bound's values, :meth:`~decoders.lazy_parts.Optimistic.lift`)."""
+    iterations: int
+    """AD3 iterations over all calls."""
+    rounds: int
 
 
 class Relaxation(NamedTuple):

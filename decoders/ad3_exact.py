@@ -27,14 +27,14 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 
 from ._kernels import OK
-from .ad3 import AD3Decoder, score_scale
+from .ad3 import AD3Decoder, DualState, _full_order, score_scale
 from .base import Budget, Certificate, DecodeResult, register
-from .factor_graph import FactorGraph
+from .factor_graph import FactorGraph, largest_score
 from .lp import round_relaxed
 from .mst import raise_for_status
 from .parts import Parts, PartType
@@ -70,7 +70,8 @@ class AD3ExactDecoder(AD3Decoder):
 
     Notes
     -----
-    Orders 1 and 2 with all-pairs siblings, as :class:`~decoders.ad3.AD3Decoder`, whose
+    Orders 1, 2 (all-pairs siblings) and full, as :class:`~decoders.ad3.AD3Decoder`,
+    whose
     options (``penalty``, ``adapt_penalty``, ``tol``, ``max_iter``) it runs every node
     with, and ``search`` the root's (the other nodes' rounded trees are taken as they are:
     on the 30 slowest en_ewt dev sentences local search at every node found no better
@@ -86,7 +87,10 @@ class AD3ExactDecoder(AD3Decoder):
     AD3 stops on a node as soon as its dual value gets there (the kernel's ``cutoff``,
     checked every :data:`~decoders._ad3_kernels.DUAL_EVERY` iterations); any other is
     split on :func:`branching_arc`, the free arc whose value is most fractional weighted
-    by the scores at stake on it. ``heads`` is the best tree found, ``output`` its
+    by the scores at stake on it. At full order (:class:`FullNodes`) a node is relaxed
+    with the non-projective-arc parts added as its trees break them, from a cold start
+    (the full kernel takes no warm start and no cutoff), and its bound is valid whichever
+    heads are active. ``heads`` is the best tree found, ``output`` its
     structure and ``value`` its score. ``stats``: ``nodes`` (nodes solved after the
     root: 0 when the root settles it), ``iterations`` (AD3 iterations over all nodes),
     ``certified`` (the search closed: ``value`` is optimal within the slack),
@@ -96,11 +100,11 @@ class AD3ExactDecoder(AD3Decoder):
     and its rounded tree's score), ``integral`` (the root's arcs), ``time_lp`` (the root,
     rounding included), ``time_branch`` (the other nodes), ``time``, ``fallback`` and,
     with a fallback, ``fallback_stage``: ``"lp"`` when the limit was spent by the end of
-    the root, ``"branch"`` when it ran out during the search.
+    the root, ``"branch"`` when it ran out during the search; at full order also
+    ``rounds`` (AD3 calls over all nodes) and ``active_heads``.
     """
 
     exact = True
-    part_types = frozenset({PartType.ARC, PartType.GRANDPARENT, PartType.SIBLING})
 
     def __init__(self, *, single_root: bool = True, penalty: float = 0.1,
                  adapt_penalty: bool = True, tol: float = 1e-6, max_iter: int = 100,
@@ -119,12 +123,12 @@ class AD3ExactDecoder(AD3Decoder):
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
         start = time.perf_counter()
         budget = Budget(self.time_limit)
-        graph = FactorGraph.from_parts(parts, scores, single_root=self.single_root)
-        scale = score_scale(graph)
-        stakes = arc_stakes(graph)
+        nodes_of = FullNodes if _full_order(parts) else OrderTwoNodes
+        graph = nodes_of(self, parts, scores)
+        stakes = arc_stakes(parts, scores)
         order = itertools.count()
         # (priority, tie-break, bound inherited from the parent, depth, arcs kept,
-        #  the parent's AD3 state as a state of the whole graph: the warm start)
+        #  the parent's warm start)
         queue = [(0.0, next(order), np.inf, 0, np.ones(graph.n_arcs, dtype=bool), None)]
         best_heads, best = None, -np.inf
         closed = -np.inf            # largest bound of a node closed without branching
@@ -132,7 +136,7 @@ class AD3ExactDecoder(AD3Decoder):
         stats: dict = {"fallback": False}
         while queue:
             _, _, bound, depth, keep, warm = heapq.heappop(queue)
-            cutoff = best + self._slack(scale, best)
+            cutoff = best + self._slack(graph.scale, best)
             if bound <= cutoff:
                 closed = max(closed, bound)
                 continue
@@ -141,9 +145,7 @@ class AD3ExactDecoder(AD3Decoder):
                 closed = max(closed, open_bound)
                 stats.update(fallback=True, fallback_stage="lp" if nodes == 0 else "branch")
                 break
-            arcs, pairs = graph.kept(keep)
-            relaxed = self.relax(graph.restrict(keep), scale, cutoff,
-                                 None if warm is None else warm.restrict(arcs, pairs))
+            relaxed = graph.solve(keep, cutoff, warm)
             iterations += relaxed.iterations
             if depth == 0:
                 raise_for_status(relaxed.status, "spanning tree")
@@ -155,9 +157,11 @@ class AD3ExactDecoder(AD3Decoder):
             heads, value, fractional, _ = round_relaxed(
                 parts, scores, relaxed.output, single_root=self.single_root,
                 search=self.search and depth == 0)
+            if relaxed.tree is not None and relaxed.tree_score > value:
+                heads, value = relaxed.tree, relaxed.tree_score
             if value > best:
                 best_heads, best = heads, value
-                cutoff = best + self._slack(scale, best)
+                cutoff = best + self._slack(graph.scale, best)
             if depth == 0:
                 stats.update(root_dual_value=bound, lp_value=float(scores @ relaxed.output),
                              rounded_value=value, integral=fractional == 0,
@@ -165,22 +169,20 @@ class AD3ExactDecoder(AD3Decoder):
             if bound <= cutoff:
                 closed = max(closed, bound)
                 continue
-            values = np.zeros(graph.n_arcs)
-            values[keep] = relaxed.arcs
-            a = branching_arc(graph, keep, values, stakes)
+            a = branching_arc(graph, keep, relaxed.arcs, stakes)
             if a < 0:       # one candidate head per word: the node's one tree was rounded
                 continue
             fix0, fix1 = fixed_children(graph, keep, a)
-            state = relaxed.state.embed(arcs, pairs, graph)
-            for child, lean in ((fix0, values[a] < 0.5), (fix1, values[a] >= 0.5)):
+            for child, lean in ((fix0, relaxed.arcs[a] < 0.5), (fix1, relaxed.arcs[a] >= 0.5)):
                 priority = -bound if self.node_order == "best" else -(depth + 1) - 0.5 * lean
                 heapq.heappush(queue, (priority, next(order), bound, depth + 1, child,
-                                       state))
+                                       relaxed.state))
         dual = max(closed, best)
         stats.update(nodes=nodes, iterations=iterations, dual_value=float(dual),
                      certified=not stats["fallback"],
                      time_branch=time.perf_counter() - start - stats["time_lp"],
                      time=time.perf_counter() - start)
+        stats.update(graph.stats())
         output = parts.from_heads(best_heads)
         return DecodeResult(output=output, heads=best_heads, value=float(scores @ output),
                             stats=stats)
@@ -196,18 +198,102 @@ class AD3ExactDecoder(AD3Decoder):
         return self.tol * max(scale, abs(incumbent)) if np.isfinite(incumbent) else 0.0
 
 
-def arc_stakes(graph: FactorGraph) -> np.ndarray:
-    """``(A,)``: how much score rides on each arc of ``graph``, the absolute values of
-    its own score and of the pairwise scores at it, plus their mean over the arcs (so
-    that an arc with little at stake still counts by its fractionality)."""
-    stake = np.abs(graph.unary)
-    for ends in (graph.pair_i, graph.pair_j):
-        stake = stake + np.bincount(ends, np.abs(graph.pair_score), minlength=graph.n_arcs)
+class NodeRelaxation(NamedTuple):
+    """A node's relaxation, as the search reads it."""
+
+    dual: float
+    """An upper bound on the score of every tree of the node."""
+    output: np.ndarray
+    """The relaxation's point as a structure of all the parts (0 on removed arcs)."""
+    arcs: np.ndarray
+    """``(A,)``: its value on each arc of the whole graph (0 on removed arcs)."""
+    iterations: int
+    status: int
+    state: object
+    """The children's warm start (None where there is none)."""
+    tree: np.ndarray | None = None
+    """A tree the relaxation met on its way, and ``tree_score`` its score."""
+    tree_score: float = -np.inf
+
+
+class OrderTwoNodes:
+    """The nodes of an order-2 sentence: the factor graph of
+    :mod:`decoders.factor_graph` restricted to the kept arcs (:meth:`FactorGraph.
+    restrict`), AD3 (:meth:`AD3Decoder.relax`) warm-started from the parent's state and
+    stopped at the cutoff."""
+
+    def __init__(self, decoder: AD3Decoder, parts: Parts, scores: np.ndarray) -> None:
+        self.decoder = decoder
+        self.graph = FactorGraph.from_parts(parts, scores, single_root=decoder.single_root)
+        self.n, self.arc_h, self.arc_m = self.graph.n, self.graph.arc_h, self.graph.arc_m
+        self.single_root, self.n_arcs = decoder.single_root, self.graph.n_arcs
+        self.scale = score_scale(self.graph)
+
+    def solve(self, keep: np.ndarray, cutoff: float, warm: DualState | None
+              ) -> NodeRelaxation:
+        arcs, pairs = self.graph.kept(keep)
+        relaxed = self.decoder.relax(self.graph.restrict(keep), self.scale, cutoff,
+                                     None if warm is None else warm.restrict(arcs, pairs))
+        values = np.zeros(self.n_arcs)
+        values[keep] = relaxed.arcs
+        return NodeRelaxation(relaxed.dual, relaxed.output, values, relaxed.iterations,
+                              relaxed.status, relaxed.state.embed(arcs, pairs, self.graph))
+
+    def stats(self) -> dict:
+        return {}
+
+
+class FullNodes:
+    """The nodes of a full-order sentence: the parts of the kept arcs
+    (:meth:`Parts.restrict`), relaxed by :meth:`AD3Decoder.relax_full` with the
+    non-projective-arc parts added as trees break them (:mod:`decoders.lazy_parts`); a
+    head made active in one node stays active in the nodes after it (its parts are exact
+    everywhere). Cold starts, no cutoff (the full kernel has neither)."""
+
+    def __init__(self, decoder: AD3Decoder, parts: Parts, scores: np.ndarray) -> None:
+        self.decoder, self.parts, self.scores = decoder, parts, scores
+        arcs = parts.arcs
+        self.n, self.arc_h, self.arc_m = parts.n, arcs[:, 0], arcs[:, 1]
+        self.single_root, self.n_arcs = decoder.single_root, arcs.shape[0]
+        self.scale = largest_score(scores)
+        self.active = np.zeros(parts.n + 1, dtype=bool)
+        self.rounds = 0
+
+    def solve(self, keep: np.ndarray, cutoff: float, warm: None) -> NodeRelaxation:
+        sub, rows = self.parts.restrict(keep)
+        lazy = self.decoder.relax_full(sub, self.scores[rows], self.active)
+        self.rounds += lazy.rounds
+        output = np.zeros(len(self.parts))
+        output[rows] = lazy.output
+        values = np.zeros(self.n_arcs)
+        values[keep] = lazy.relaxed.p[:int(keep.sum())]
+        return NodeRelaxation(lazy.relaxed.dual, output, values, lazy.iterations,
+                              lazy.relaxed.status, None, lazy.relaxed.heads,
+                              lazy.relaxed.tree_score)
+
+    def stats(self) -> dict:
+        return {"rounds": self.rounds, "active_heads": int(self.active.sum())}
+
+
+def arc_stakes(parts: Parts, scores: np.ndarray) -> np.ndarray:
+    """``(A,)``: how much score rides on each arc, the absolute values of its own score
+    and of the scores of the grandparent, sibling and non-projective-arc parts at it,
+    plus their mean over the arcs (so that an arc with little at stake still counts by
+    its fractionality)."""
+    arc_of = parts.arc_ids()
+    stake = np.abs(scores[parts.block(PartType.ARC)])
+    for part_type in (PartType.GRANDPARENT, PartType.SIBLING, PartType.NONPROJ):
+        rows = parts.block(part_type)
+        h, m, x = (parts.index[rows, c] for c in (1, 2, 3))
+        ends = {PartType.GRANDPARENT: ((x, h), (h, m)), PartType.SIBLING: ((h, m), (h, x)),
+                PartType.NONPROJ: ((h, m),)}[part_type]
+        for head, mod in ends:
+            stake = stake + np.bincount(arc_of[head, mod], np.abs(scores[rows]),
+                                        minlength=stake.size)
     return stake + stake.mean()
 
 
-def branching_arc(graph: FactorGraph, keep: np.ndarray, arcs: np.ndarray,
-                  stakes: np.ndarray) -> int:
+def branching_arc(graph, keep: np.ndarray, arcs: np.ndarray, stakes: np.ndarray) -> int:
     """The free kept arc (its word has another kept candidate head) of the largest
     ``min(x, 1 - x) * stake``, ``x`` its value in ``arcs`` (``(A,)``, one per arc of
     ``graph``) and ``stake`` its :func:`arc_stakes`; -1 when no arc is free.
@@ -224,11 +310,12 @@ def branching_arc(graph: FactorGraph, keep: np.ndarray, arcs: np.ndarray,
     return int(np.argmax(np.where(free, np.minimum(arcs, 1.0 - arcs) * stakes, -1.0)))
 
 
-def fixed_children(graph: FactorGraph, keep: np.ndarray, a: int
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def fixed_children(graph, keep: np.ndarray, a: int) -> tuple[np.ndarray, np.ndarray]:
     """The kept arcs of the two children of a node (kept arcs ``keep``) split on arc
     ``a = h -> m``: without it (fixed to 0), and without the other heads of ``m`` and,
-    with a single root and ``h == 0``, the other root arcs (fixed to 1)."""
+    with a single root and ``h == 0``, the other root arcs (fixed to 1). ``graph``: a
+    :class:`FactorGraph` or the nodes of a sentence (:class:`OrderTwoNodes`,
+    :class:`FullNodes`): its ``arc_h``, ``arc_m`` and ``single_root``."""
     h, m = graph.arc_h[a], graph.arc_m[a]
     without = keep.copy()
     without[a] = False

@@ -199,7 +199,7 @@ def test_options_are_checked():
 
 def test_cli_trains_and_parses_order_2_with_ad3_close_to_lp(tmp_path, sample_train, capsys):
     """``polyparse train --order 2 --decoder ad3`` and parse the dev set; the decoders'
-    UAS on the same model are close, and ``--order full`` is refused."""
+    UAS on the same model are close, and consecutive siblings are refused."""
     train = tmp_path / "train.conllu"
     train.write_text("".join(s.to_text() for s in sample_train[:60]))
     model = tmp_path / "model.npz"
@@ -220,7 +220,7 @@ def test_cli_trains_and_parses_order_2_with_ad3_close_to_lp(tmp_path, sample_tra
     assert abs(ad3 - lp) <= 1.5
     capsys.readouterr()
     assert main(["-q", "train", "--train", str(train), "--model", str(tmp_path / "full.npz"),
-                 "--order", "full", "--decoder", "ad3-exact", "--epochs", "1",
-                 "--no-tagger"]) == 2
-    assert "decoder 'ad3-exact' cannot decode order full" in capsys.readouterr().err
+                 "--order", "full", "--consecutive-siblings", "--decoder", "ad3-exact",
+                 "--epochs", "1", "--no-tagger"]) == 2
+    assert "decoder 'ad3-exact' cannot decode" in capsys.readouterr().err
     assert not (tmp_path / "full.npz").exists()

@@ -160,3 +160,43 @@ def test_options():
     with pytest.raises(ValueError):        # the candidate arcs hold no tree
         parts = build_parts(3, np.array([[0, 1], [2, 3], [3, 2]]), order="2")
         AD3ExactDecoder(single_root=False).decode(parts, np.zeros(len(parts)))
+
+
+@pytest.mark.parametrize("pruned", [False, True])
+@pytest.mark.parametrize("single_root", [False, True])
+def test_full_order_equals_brute_force(pruned, single_root):
+    """Full order (valency and non-projective-arc parts too), N(0, 1) scores on every
+    part: the search, its nodes relaxed with non-projective parts added lazily, finds
+    the brute-force optimum; some instances need branching, some a second round."""
+    rng = np.random.default_rng(17)
+    branched = rounds = 0
+    for n in (4, 5, 6) if pruned else (4, 5):
+        trees = all_trees(n, single_root)
+        structures = None
+        for _ in range(2):
+            arcs = pruned_arcs(n, rng, heads_per_word=3) if pruned else None
+            parts = build_parts(n, arcs, order="full")
+            scores = rng.normal(size=len(parts))
+            if pruned or structures is None:
+                candidate = parts.arc_matrix(np.zeros(len(parts))) == 0
+                mine = candidate[trees[:, 1:], np.arange(1, n + 1)].all(axis=1)
+                structures = np.stack([parts.from_heads(h) for h in trees[mine]])
+            result = AD3ExactDecoder(single_root=single_root).decode(parts, scores)
+            assert_optimal(result, parts, scores, trees[mine], structures @ scores,
+                           f"n={n} {result.stats}")
+            branched += result.stats["nodes"] > 0
+            rounds += result.stats["rounds"] > result.stats["nodes"] + 1
+    assert branched >= 2 and rounds >= 1
+
+
+def test_agrees_with_the_ilp_at_full_order():
+    rng = np.random.default_rng(19)
+    for i in range(3):
+        n = int(rng.integers(8, 11))
+        parts = build_parts(n, pruned_arcs(n, rng, heads_per_word=3), order="full")
+        scores = rng.normal(size=len(parts))
+        scores[parts.block(PartType.ARC).stop:] *= 0.5
+        exact = AD3ExactDecoder(single_root=True).decode(parts, scores)
+        ilp = ILPDecoder(single_root=True).decode(parts, scores)
+        assert exact.value == pytest.approx(ilp.value, rel=1e-6, abs=1e-6)
+        assert exact.stats["certified"]
