@@ -1,21 +1,23 @@
-"""The order-2 decoders side by side (issue 13, item 2): the LP relaxation by HiGHS
-(``lp``) and by AD3 (``ad3``), and the two exact decoders, HiGHS's branch and bound
-(``ilp``) and branch and bound on AD3's bounds (``ad3-exact``, best first, its default,
-and depth first).
+"""The decoders side by side (issue 13, item 2): the LP relaxation by HiGHS (``lp``) and
+by AD3 (``ad3``), and the two exact decoders, HiGHS's branch and bound (``ilp``) and
+branch and bound on AD3's bounds (``ad3-exact``, best first, its default, and depth
+first).
 
 One command::
 
     python eval/decoders.py [--treebank sample|en_ewt] [--max-train N] [--max-dev N]
                             [--epochs 2] [--max-heads 5] [--model PATH] [--out NAME]
+                            [--decoders lp ad3 ilp ad3-exact ...]
 
 Trains an order-2 model as ``eval/ad3_speed.py`` does (SSG, the ``lp`` decoder, pruned
 to ``--max-heads`` heads per word; with ``--model``, loads it from there if the file
-exists, else saves it there), computes every dev sentence's parts and scores once, then
+exists, whatever its order, else saves it there), computes every dev sentence's parts and scores once, then
 decodes them with each decoder, one core, timing the decoder calls only (CPU seconds).
 Per decoder: tokens/s, per-sentence median, 90th and 99th percentile and largest
 milliseconds, the share of sentences whose tree is certified optimal (``lp``: an
 integral LP; ``ad3``: its certificate; ``ilp``: no fallback; ``ad3-exact``: the search
-closed), the share on which AD3 converged (``ad3``), mean AD3 iterations and
+closed), the share on which AD3 converged (``ad3``), mean AD3 iterations, AD3 calls
+(at full order, where non-projective parts are added as trees break them) and
 branch-and-bound nodes, UAS and LAS over all words, and, against ``ilp``, the largest
 relative difference of the value ``|v - v_ilp| / max(1, |v_ilp|)``
 and the share of identical trees. Writes ``eval/results/decoders_<treebank>.{json,md}``
@@ -79,6 +81,8 @@ def main() -> None:
     ap.add_argument("--model", default=None,
                     help="model file: loaded if it exists, else the trained model is saved")
     ap.add_argument("--out", default=None, help="result name (default decoders_<treebank>)")
+    ap.add_argument("--decoders", nargs="+", choices=list(DECODERS), default=list(DECODERS),
+                    help="the rows (ilp is always run: the others are compared with it)")
     args = ap.parse_args()
     train, dev = treebank_or_sample(args.treebank, args.max_train, args.max_dev)
     parser, how = model_for(args, train)
@@ -90,7 +94,8 @@ def main() -> None:
         problems.append((example, scores.parts, scores.labels))
     tokens = sum(len(s) for s in dev)
     rows, values = [], {}
-    for label, (name, options) in DECODERS.items():
+    for label in [d for d in DECODERS if d in args.decoders or d == "ilp"]:
+        name, options = DECODERS[label]
         decoder = make_decoder(name, parser.config.single_root, **options)
         decoder.decode(problems[0][0].parts, problems[0][1])      # compile before timing
         load_before = os.getloadavg()[0]
@@ -119,6 +124,8 @@ def main() -> None:
                "load": f"{load_before:.1f}-{load_after:.1f}"}
         if name in ("ad3", "ad3-exact"):
             row["iterations_mean"] = float(np.mean([s["iterations"] for s in stats]))
+            if "rounds" in stats[0]:
+                row["rounds_mean"] = float(np.mean([s["rounds"] for s in stats]))
         if name == "ad3":
             row["converged"] = float(np.mean([s["converged"] for s in stats]))
         if name == "ad3-exact":
@@ -141,7 +148,8 @@ def main() -> None:
                                                  for r, h in zip(results, ilp_heads)]))
     load = uptime()
     command = "python eval/decoders.py " + " ".join(sys.argv[1:])
-    notes = (f"Command: `{command}`. Treebank {args.treebank}: order-2 model {how}; "
+    order = parser.config.order
+    notes = (f"Command: `{command}`. Treebank {args.treebank}: order-{order} model {how}; "
              f"{len(dev)} dev sentences ({tokens} tokens). Decoding time only (CPU "
              "seconds of the decoder calls, one core: OMP/BLAS/numba threads 1), parts "
              "and scores computed beforehand; the per-sentence times are CPU "
@@ -156,13 +164,14 @@ def main() -> None:
                ("median_ms", "median ms"), ("p90_ms", "p90 ms"), ("p99_ms", "p99 ms"),
                ("max_ms", "max ms"),
                ("certified", "certified"), ("converged", "AD3 converged"),
-               ("iterations_mean", "mean AD3 iter"),
+               ("iterations_mean", "mean AD3 iter"), ("rounds_mean", "mean AD3 calls"),
                ("nodes_mean", "mean B&B nodes"), ("nodes_max", "max nodes"),
                ("fallbacks", "fallbacks"), ("uas", "UAS"), ("las", "LAS"),
                ("rel_diff_max_text", "max rel diff vs ilp"),
                ("same_tree_as_ilp", "same tree as ilp"), ("load", "load")]
     write_table(RESULTS / (args.out or f"decoders_{args.treebank}"),
-                "Order-2 decoders: relaxations and exact decoding", rows, columns, notes)
+                f"Order-{order} decoders: relaxations and exact decoding", rows, columns,
+                notes)
 
 
 if __name__ == "__main__":
