@@ -376,7 +376,7 @@ def tree_value(x, unary, pair_i, pair_j, pair_score, kind, link_start, link_var,
 @njit(cache=True)
 def ad3_full(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, kind, link_start,
              link_var, data_start, data, var_type, var_h, var_j, single_root, eta,
-             adapt_eta, tol, max_iter, qp_iter):
+             adapt_eta, tol, max_iter, qp_iter, cutoff):
     """AD3 on the full-order graph (:class:`decoders.full_graph.FullGraph`), cold start,
     all iterations in one call: the loop of :func:`decoders._ad3_kernels.ad3` with the
     graph's other factors projected by :func:`factor_qp`.
@@ -386,7 +386,8 @@ def ad3_full(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, kind, link_star
     heaviest tree of the TREE factor's active set (:func:`tree_value`) are computed: AD3
     stops when they meet (within ``tol * max(1, |dual|)``: that tree is optimal and the
     LP tight), or, for a fractional LP, when the primal and dual residuals are both below
-    ``tol`` (the authors' rule).
+    ``tol`` (the authors' rule), or as soon as the least dual value is at most
+    ``cutoff`` (``-inf``: never; branch and bound's incumbent).
 
     Returns ``(p, dual, tree, tree_score, iterations, certified, converged, status,
     f_act, f_beta, f_k, act_start, vec_start)``: the consensus values of all variables,
@@ -521,7 +522,7 @@ def ad3_full(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, kind, link_star
                 tree[:] = act[heaviest]
             certified = dual_best - tree_best <= tol * max(1.0, abs(dual_best))
             converged |= certified
-        if converged:
+        if converged or dual_best <= cutoff:
             break
         if adapt_eta:
             eta = adapted_eta(eta, it, primal_res, dual_res)

@@ -172,15 +172,16 @@ class AD3Decoder(Decoder):
         return DecodeResult(output=output, heads=heads, value=stats["lp_value"],
                             stats=stats)
 
-    def relax_full(self, parts: Parts, scores: np.ndarray,
-                   active: np.ndarray) -> LazyRelaxation:
+    def relax_full(self, parts: Parts, scores: np.ndarray, active: np.ndarray,
+                   cutoff: float = -np.inf) -> LazyRelaxation:
         """AD3 (:meth:`FullGraph.ad3`, at most ``max_iter`` iterations a call) on the full-order factor graph of ``parts`` with the
         non-projective-arc parts added as trees break them (:mod:`decoders.lazy_parts`):
         on the optimistic program with the heads where ``active`` is True active, and
         again with the heads its best tree broke made active (in ``active``, in place),
         until that tree breaks none. That tree's score is then its score under every
         part, and the dual value bounds every tree of ``parts`` from above; when they
-        meet, the tree is optimal (``relaxed.certified``)."""
+        meet, the tree is optimal (``relaxed.certified``). AD3 stops, and no head is
+        made active, once the dual value is at most ``cutoff``."""
         iterations = rounds = 0
         while True:
             program = optimistic(parts, scores, active)
@@ -188,10 +189,10 @@ class AD3Decoder(Decoder):
                                          single_root=self.single_root)
             relaxed = graph.ad3(penalty=self.penalty, adapt_penalty=self.adapt_penalty,
                                 tol=self.tol, max_iter=self.max_iter,
-                                qp_iter=QP_ITERATIONS)
+                                qp_iter=QP_ITERATIONS, cutoff=cutoff)
             iterations += relaxed.iterations
             rounds += 1
-            if relaxed.status != OK:
+            if relaxed.status != OK or relaxed.dual <= cutoff:
                 break
             broken = broken_heads(parts, scores, relaxed.heads) & ~active
             if not broken.any():

@@ -89,7 +89,7 @@ class AD3ExactDecoder(AD3Decoder):
     split on :func:`branching_arc`, the free arc whose value is most fractional weighted
     by the scores at stake on it. At full order (:class:`FullNodes`) a node is relaxed
     with the non-projective-arc parts added as its trees break them, from a cold start
-    (the full kernel takes no warm start and no cutoff), and its bound is valid whichever
+    (the full kernel takes no warm start), and its bound is valid whichever
     heads are active. ``heads`` is the best tree found, ``output`` its
     structure and ``value`` its score. ``stats``: ``nodes`` (nodes solved after the
     root: 0 when the root settles it), ``iterations`` (AD3 iterations over all nodes),
@@ -248,7 +248,7 @@ class FullNodes:
     (:meth:`Parts.restrict`), relaxed by :meth:`AD3Decoder.relax_full` with the
     non-projective-arc parts added as trees break them (:mod:`decoders.lazy_parts`); a
     head made active in one node stays active in the nodes after it (its parts are exact
-    everywhere). Cold starts, no cutoff (the full kernel has neither)."""
+    everywhere). Cold starts (the full kernel takes none)."""
 
     def __init__(self, decoder: AD3Decoder, parts: Parts, scores: np.ndarray) -> None:
         self.decoder, self.parts, self.scores = decoder, parts, scores
@@ -261,7 +261,7 @@ class FullNodes:
 
     def solve(self, keep: np.ndarray, cutoff: float, warm: None) -> NodeRelaxation:
         sub, rows = self.parts.restrict(keep)
-        lazy = self.decoder.relax_full(sub, self.scores[rows], self.active)
+        lazy = self.decoder.relax_full(sub, self.scores[rows], self.active, cutoff)
         self.rounds += lazy.rounds
         output = np.zeros(len(self.parts))
         output[rows] = lazy.output

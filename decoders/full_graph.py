@@ -199,10 +199,12 @@ class FullGraph:
         return int(self.unary.shape[0])
 
     def ad3(self, *, penalty: float = 0.1, adapt_penalty: bool = True, tol: float = 1e-6,
-            max_iter: int = 10000, qp_iter: int = 10) -> FullRelaxation:
+            max_iter: int = 10000, qp_iter: int = 10,
+            cutoff: float = -np.inf) -> FullRelaxation:
         """AD3 on this graph (:func:`decoders._logic_kernels.ad3_full`), the scores
         divided by their largest magnitude (:func:`largest_score`) inside
-        and the values multiplied back; the valency constant is added to both bounds."""
+        and the values multiplied back; the valency constant is added to both bounds.
+        It stops early once the dual value is at most ``cutoff``."""
         scale = largest_score(self.unary, self.pair_score, self.data)
         (p, dual, tree, tree_score, iterations, certified, converged, status, f_act,
          f_beta, f_k, act_start, vec_start) = lk.ad3_full(
@@ -210,7 +212,7 @@ class FullGraph:
             self.pair_score / scale, self.kind, self.link_start, self.link_var,
             self.data_start, self.data / scale, self.var_type, self.var_h, self.var_j,
             self.single_root, float(penalty), adapt_penalty, float(tol), int(max_iter),
-            int(qp_iter))
+            int(qp_iter), float((cutoff - self.constant) / scale))
         bins = np.empty(self.valency_rows.shape)
         lk.valency_bins(f_act, f_beta, f_k, act_start, vec_start, self.link_start,
                         self.valency_factor, bins)
