@@ -54,8 +54,8 @@ def _add_train(sub) -> None:
                    "for --order 1), eisner (projective), ad3-exact (exact, branch and bound "
                    "on AD3's bounds; default for --order 2 with all-pairs siblings), ilp "
                    "(exact; default for the other orders), lp (LP relaxation + MST "
-                   "rounding + local search) or ad3 (the same relaxation by AD3; orders 1 "
-                   "and 2 with all-pairs siblings)")
+                   "rounding + local search) or ad3 (the same relaxation by AD3; orders 1, "
+                   "2 and full with all-pairs siblings)")
     p.add_argument("--order", choices=["1", "2", "full"], default="1",
                    help="parts scored: 1 = arcs; 2 = + grandparents and siblings; full = "
                         "2 + valency and non-projective arcs (default 1)")
@@ -887,7 +887,9 @@ def _add_gap(sub) -> None:
                         "search under the higher-order scores that follows by default")
     p.add_argument("--compare", choices=["ad3"], default=None,
                    help="also solve the LP relaxation by this decoder (AD3: orders 1 and 2; "
-                        "at full order its own, with ancestry by the tree recursion) "
+                        "at full order its own, with ancestry by the tree recursion and "
+                        "the non-projective-arc parts of a head only once a tree breaks "
+                        "one) "
                         "and report it beside HiGHS's: each record gets a 'compare' object "
                         "with the same keys, and a second summary follows")
     p.set_defaults(run=_gap)
