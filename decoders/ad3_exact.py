@@ -88,10 +88,9 @@ class AD3ExactDecoder(AD3Decoder):
     checked every :data:`~decoders._ad3_kernels.DUAL_EVERY` iterations); any other is
     split on :func:`branching_arc`, the free arc whose value is most fractional weighted
     by the scores at stake on it. At full order (:class:`FullNodes`) a node is relaxed
-    with the non-projective-arc parts added as its trees break them, from a cold start
-    (the full kernel takes no warm start), and its bound is valid whichever
-    heads are active. ``heads`` is the best tree found, ``output`` its
-    structure and ``value`` its score. ``stats``: ``nodes`` (nodes solved after the
+    on the optimistic program, split on an arc whose non-projective part its tree
+    breaks, and made exact for a head only where that arc is fixed. ``heads`` is the
+    best tree found, ``output`` its structure and ``value`` its score. ``stats``: ``nodes`` (nodes solved after the
     root: 0 when the root settles it), ``iterations`` (AD3 iterations over all nodes),
     ``certified`` (the search closed: ``value`` is optimal within the slack),
     ``dual_value`` (an upper bound on every tree's score: the largest bound of a closed or
@@ -169,7 +168,8 @@ class AD3ExactDecoder(AD3Decoder):
             if bound <= cutoff:
                 closed = max(closed, bound)
                 continue
-            a = branching_arc(graph, keep, relaxed.arcs, stakes)
+            a = (relaxed.split if relaxed.split >= 0
+                 else branching_arc(graph, keep, relaxed.arcs, stakes))
             if a < 0:       # one candidate head per word: the node's one tree was rounded
                 continue
             fix0, fix1 = fixed_children(graph, keep, a)
@@ -214,6 +214,8 @@ class NodeRelaxation(NamedTuple):
     tree: np.ndarray | None = None
     """A tree the relaxation met on its way, and ``tree_score`` its score."""
     tree_score: float = -np.inf
+    split: int = -1
+    """The arc to branch on, if the relaxation chose one (else :func:`branching_arc`)."""
 
 
 class OrderTwoNodes:
@@ -245,10 +247,15 @@ class OrderTwoNodes:
 
 class FullNodes:
     """The nodes of a full-order sentence: the parts of the kept arcs
-    (:meth:`Parts.restrict`), relaxed by :meth:`AD3Decoder.relax_full` with the
-    non-projective-arc parts added as trees break them (:mod:`decoders.lazy_parts`); a
-    head made active in one node stays active in the nodes after it (its parts are exact
-    everywhere). Cold starts (the full kernel takes none)."""
+    (:meth:`Parts.restrict`), relaxed by :meth:`AD3Decoder.relax_full` on the optimistic
+    program (:mod:`decoders.lazy_parts`) with the heads active in the parent node (the
+    node's warm start; its bound is valid whichever heads are active). When the
+    relaxation's tree breaks a left-out part on an arc that is not fixed, the node is
+    split on that arc (``split``) rather than made exact by the head's ancestry
+    factors, which cost AD3 hundreds to thousands of iterations (on 300 en_ewt dev
+    sentences, 70 whose search made a head active took 141 of its 144 s); a head is
+    made active only when its broken arc is fixed (in that node and the nodes below
+    it). Cold starts of AD3 (the full kernel takes none)."""
 
     def __init__(self, decoder: AD3Decoder, parts: Parts, scores: np.ndarray) -> None:
         self.decoder, self.parts, self.scores = decoder, parts, scores
@@ -256,23 +263,29 @@ class FullNodes:
         self.n, self.arc_h, self.arc_m = parts.n, arcs[:, 0], arcs[:, 1]
         self.single_root, self.n_arcs = decoder.single_root, arcs.shape[0]
         self.scale = largest_score(scores)
-        self.active = np.zeros(parts.n + 1, dtype=bool)
-        self.rounds = 0
+        self.rounds = self.most_active = 0
 
-    def solve(self, keep: np.ndarray, cutoff: float, warm: None) -> NodeRelaxation:
+    def solve(self, keep: np.ndarray, cutoff: float, warm: np.ndarray | None
+              ) -> NodeRelaxation:
         sub, rows = self.parts.restrict(keep)
-        lazy = self.decoder.relax_full(sub, self.scores[rows], self.active, cutoff)
+        active = np.zeros(self.n + 1, dtype=bool) if warm is None else warm.copy()
+        heads_of_word = np.bincount(self.arc_m[keep], minlength=self.n + 1)
+        lazy = self.decoder.relax_full(sub, self.scores[rows], active, cutoff,
+                                       branchable=heads_of_word[self.arc_m[keep]] > 1)
         self.rounds += lazy.rounds
+        self.most_active = max(self.most_active, int(active.sum()))
         output = np.zeros(len(self.parts))
         output[rows] = lazy.output
+        kept = np.flatnonzero(keep)
         values = np.zeros(self.n_arcs)
-        values[keep] = lazy.relaxed.p[:int(keep.sum())]
+        values[kept] = lazy.relaxed.p[:kept.size]
         return NodeRelaxation(lazy.relaxed.dual, output, values, lazy.iterations,
-                              lazy.relaxed.status, None, lazy.relaxed.heads,
-                              lazy.relaxed.tree_score)
+                              lazy.relaxed.status, active, lazy.relaxed.heads,
+                              lazy.tree_score,
+                              int(kept[lazy.broken_arc]) if lazy.broken_arc >= 0 else -1)
 
     def stats(self) -> dict:
-        return {"rounds": self.rounds, "active_heads": int(self.active.sum())}
+        return {"rounds": self.rounds, "active_heads": self.most_active}
 
 
 def arc_stakes(parts: Parts, scores: np.ndarray) -> np.ndarray:

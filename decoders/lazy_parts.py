@@ -33,15 +33,17 @@ class Optimistic(NamedTuple):
     scores: np.ndarray
     rows: np.ndarray
     """``int64``: the row of the whole set of parts each of :attr:`parts`' rows is."""
+    follows_arc: np.ndarray
+    """``bool (n_parts of the whole set,)``: the left-out parts whose bound is their
+    arc's value (score above 0); the others' is 0."""
 
-    def lift(self, whole: Parts, scores: np.ndarray, output: np.ndarray) -> np.ndarray:
-        """A structure ``output`` of :attr:`parts` as one of ``whole`` (scored
-        ``scores``): each left-out part at the value the bound gave it, its arc's when
-        its score is positive, else 0."""
+    def lift(self, whole: Parts, output: np.ndarray) -> np.ndarray:
+        """A structure ``output`` of :attr:`parts` as one of ``whole``: each left-out
+        part at the value its bound gave it."""
         out = np.zeros(len(whole))
         out[self.rows] = output
         left_out, arc_rows = _left_out(whole, self.rows)
-        out[left_out] = np.where(scores[left_out] > 0, out[arc_rows], 0.0)
+        out[left_out] = np.where(self.follows_arc[left_out], out[arc_rows], 0.0)
         return out
 
 
@@ -54,23 +56,27 @@ def optimistic(parts: Parts, scores: np.ndarray, active: np.ndarray) -> Optimist
     sub, rows = parts.select(kept)
     sub_scores = scores[rows]
     left_out, arc_rows = _left_out(parts, rows)
+    follows_arc = scores > 0
     moved = np.zeros(len(parts))
-    np.add.at(moved, arc_rows, np.maximum(scores[left_out], 0.0))
-    return Optimistic(sub, sub_scores + moved[rows], rows)
+    np.add.at(moved, arc_rows, np.where(follows_arc[left_out], scores[left_out], 0.0))
+    return Optimistic(sub, sub_scores + moved[rows], rows, follows_arc)
+
+
+def broken_parts(parts: Parts, scores: np.ndarray, heads: np.ndarray) -> np.ndarray:
+    """``bool`` over the non-projective-arc rows of ``parts``: the parts whose value in
+    the tree ``heads`` is not the optimistic one: non-projective there and scored below
+    0, or an arc of the tree, projective, and scored above 0."""
+    block = parts.block(PartType.NONPROJ)
+    h, m = parts.index[block, 1], parts.index[block, 2]
+    s, n = scores[block], parts.from_heads(heads)[block]
+    in_tree = np.asarray(heads)[m] == h
+    return ((s < 0) & (n > 0)) | ((s > 0) & in_tree & (n == 0))
 
 
 def broken_heads(parts: Parts, scores: np.ndarray, heads: np.ndarray) -> np.ndarray:
-    """``bool (n + 1,)``: the heads of the non-projective-arc parts whose value in the
-    tree ``heads`` is not the optimistic one: non-projective there and scored below 0,
-    or an arc of the tree, projective, and scored above 0."""
-    block = parts.block(PartType.NONPROJ)
-    tree = parts.from_heads(heads)
-    h, m = parts.index[block, 1], parts.index[block, 2]
-    s, n = scores[block], tree[block]
-    in_tree = np.asarray(heads)[m] == h
-    broken = ((s < 0) & (n > 0)) | ((s > 0) & in_tree & (n == 0))
+    """``bool (n + 1,)``: the heads of the :func:`broken_parts` of the tree ``heads``."""
     out = np.zeros(parts.n + 1, dtype=bool)
-    out[h[broken]] = True
+    out[parts.index[parts.block(PartType.NONPROJ), 1][broken_parts(parts, scores, heads)]] = True
     return out
 
 

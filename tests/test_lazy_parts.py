@@ -47,7 +47,7 @@ def test_optimistic_score_bounds_every_tree(pruned):
             else:
                 assert bound == pytest.approx(true, abs=1e-12)
                 np.testing.assert_array_equal(
-                    program.lift(parts, scores, program.parts.from_heads(heads)),
+                    program.lift(parts, program.parts.from_heads(heads)),
                     parts.from_heads(heads))
                 exact += 1
         assert exact > 0 and broken > 0
