@@ -93,7 +93,7 @@ def default_decoder(parts: dict) -> str:
     decoding by AD3's branch and bound where the order-2 factor graph holds the parts
     (all-pairs siblings: the ILP's trees, 6-7x faster on en_ewt,
     ``eval/results/decoders_en_ewt.md``), else the ILP. Not at full order: there
-    ``ad3-exact`` is about 5x the ILP's speed, but SSG's relaxed inference would follow
+    ``ad3-exact`` is 5.9x the ILP's speed, but SSG's relaxed inference would follow
     it to ``ad3``, whose relaxation (non-projective parts added lazily, ancestry by the
     tree recursion) runs at 0.3x HiGHS's LP and parses 0.4 UAS below it
     (``eval/results/decoders_en_ewt_full_order.md``)."""
