@@ -121,7 +121,7 @@ class AD3Decoder(Decoder):
         self.search = search
 
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
-        if _full_order(parts):
+        if full_order(parts):
             return self._decode_full(parts, scores)
         start = time.perf_counter()
         graph = FactorGraph.from_parts(parts, scores, single_root=self.single_root)
@@ -347,7 +347,7 @@ def _arc_to_branch(parts: Parts, scores: np.ndarray, broken: np.ndarray,
     return int(own[np.argmax(weight)]) if weight.max(initial=-1.0) >= 0 else -1
 
 
-def _full_order(parts: Parts) -> bool:
+def full_order(parts: Parts) -> bool:
     """Whether ``parts`` has valency or non-projective-arc parts (the full graph's)."""
     return any(parts.block(t).stop > parts.block(t).start
                for t in (PartType.VALENCY, PartType.NONPROJ))

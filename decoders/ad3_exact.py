@@ -32,7 +32,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from ._kernels import OK
-from .ad3 import AD3Decoder, DualState, _full_order, score_scale
+from .ad3 import AD3Decoder, DualState, full_order, score_scale
 from .base import Budget, Certificate, DecodeResult, register
 from .factor_graph import FactorGraph, largest_score
 from .lp import round_relaxed
@@ -90,9 +90,9 @@ class AD3ExactDecoder(AD3Decoder):
     by the scores at stake on it. At full order (:class:`FullNodes`) a node is relaxed
     on the optimistic program, split on an arc whose non-projective part its tree
     breaks, and made exact for a head only where that arc is fixed. ``heads`` is the
-    best tree found, ``output`` its structure and ``value`` its score. ``stats``: ``nodes`` (nodes solved after the
-    root: 0 when the root settles it), ``iterations`` (AD3 iterations over all nodes),
-    ``certified`` (the search closed: ``value`` is optimal within the slack),
+    best tree found, ``output`` its structure and ``value`` its score. ``stats``:
+    ``nodes`` (nodes solved after the root: 0 when the root settles it),
+    ``iterations`` (AD3 iterations over all nodes), ``certified`` (the search closed: ``value`` is optimal within the slack),
     ``dual_value`` (an upper bound on every tree's score: the largest bound of a closed or
     open node),
     ``root_dual_value``, ``lp_value`` and ``rounded_value`` (the root relaxation's value
@@ -122,7 +122,7 @@ class AD3ExactDecoder(AD3Decoder):
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
         start = time.perf_counter()
         budget = Budget(self.time_limit)
-        nodes_of = FullNodes if _full_order(parts) else OrderTwoNodes
+        nodes_of = FullNodes if full_order(parts) else OrderTwoNodes
         graph = nodes_of(self, parts, scores)
         stakes = arc_stakes(parts, scores)
         order = itertools.count()

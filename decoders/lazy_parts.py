@@ -14,7 +14,7 @@ its arc: every point of the relaxation has ``0 <= n_hm <= z_hm``, so ``s n_hm <=
 program's LP and every tree's score from above. A tree whose score under all parts meets
 that bound is optimal for both. A tree that misses it because of an inactive head's part
 (an arc scored below 0 that is non-projective in it, or above 0 that is projective) makes
-that head active (:func:`broken_heads`).
+that head active (:func:`broken_parts`).
 """
 
 from __future__ import annotations
@@ -71,13 +71,6 @@ def broken_parts(parts: Parts, scores: np.ndarray, heads: np.ndarray) -> np.ndar
     s, n = scores[block], parts.from_heads(heads)[block]
     in_tree = np.asarray(heads)[m] == h
     return ((s < 0) & (n > 0)) | ((s > 0) & in_tree & (n == 0))
-
-
-def broken_heads(parts: Parts, scores: np.ndarray, heads: np.ndarray) -> np.ndarray:
-    """``bool (n + 1,)``: the heads of the :func:`broken_parts` of the tree ``heads``."""
-    out = np.zeros(parts.n + 1, dtype=bool)
-    out[parts.index[parts.block(PartType.NONPROJ), 1][broken_parts(parts, scores, heads)]] = True
-    return out
 
 
 def _left_out(parts: Parts, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,6 +1,10 @@
 """Branch and bound on AD3's bounds (``decoders.ad3_exact``): the optimum of brute force
 over all trees on fractional instances, the ILP's optimum on larger ones, exactness
-whatever AD3's iteration budget, the restricted factor graph, and the time limit."""
+whatever AD3's iteration budget, the restricted factor graph, and the time limit.
+
+The searches that must close run without a time limit: with a cold numba cache the
+root's AD3 call compiles its kernel (20-30 s on a loaded machine), which would spend a
+10-s limit before the first branch."""
 
 from __future__ import annotations
 
@@ -50,8 +54,8 @@ def test_order_2_equals_brute_force_where_the_lp_is_fractional(pruned, single_ro
         for seed in range(3):
             _, parts, scores, graph, _ = instance(1000 * seed + n, n, pruned, single_root)
             trees, values = brute_force(graph, n, single_root)
-            result = AD3ExactDecoder(single_root=single_root,
-                                     node_order=node_order).decode(parts, scores)
+            result = AD3ExactDecoder(single_root=single_root, node_order=node_order,
+                                     time_limit=None).decode(parts, scores)
             assert_optimal(result, parts, scores, trees, values,
                            f"n={n} seed={seed} {result.stats}")
             root = AD3Decoder(single_root=single_root).decode(parts, scores)
@@ -71,7 +75,8 @@ def test_exact_whatever_ad3s_iteration_budget(single_root):
     for n, pruned in ((4, False), (5, True), (6, True)):
         _, parts, scores, graph, _ = instance(50 + n, n, pruned, single_root)
         trees, values = brute_force(graph, n, single_root)
-        result = AD3ExactDecoder(single_root=single_root, max_iter=3).decode(parts, scores)
+        result = AD3ExactDecoder(single_root=single_root, max_iter=3,
+                                 time_limit=None).decode(parts, scores)
         assert_optimal(result, parts, scores, trees, values, f"n={n} {result.stats}")
         branched += result.stats["nodes"] > 0
     assert branched == 3
@@ -82,7 +87,7 @@ def test_order_1_settles_at_the_root(single_root):
     for n in (3, 5, 6):
         _, parts, scores, graph, _ = instance(300 + n, n, True, single_root, order="1")
         trees, values = brute_force(graph, n, single_root)
-        result = AD3ExactDecoder(single_root=single_root).decode(parts, scores)
+        result = AD3ExactDecoder(single_root=single_root, time_limit=None).decode(parts, scores)
         assert_optimal(result, parts, scores, trees, values, f"n={n}")
         assert result.stats["nodes"] == 0
 
@@ -101,7 +106,7 @@ def test_agrees_with_the_ilp_on_larger_order_2_instances():
         n = int(rng.integers(10, 16))
         single_root = bool(i % 2)
         parts, scores = random_order_2(rng, n, 3, 0.5)
-        exact = AD3ExactDecoder(single_root=single_root).decode(parts, scores)
+        exact = AD3ExactDecoder(single_root=single_root, time_limit=None).decode(parts, scores)
         ilp = ILPDecoder(single_root=single_root).decode(parts, scores)
         assert exact.value == pytest.approx(ilp.value, rel=1e-6, abs=1e-6)
         assert exact.stats["certified"]
@@ -181,7 +186,6 @@ def test_full_order_equals_brute_force(pruned, single_root):
                 candidate = parts.arc_matrix(np.zeros(len(parts))) == 0
                 mine = candidate[trees[:, 1:], np.arange(1, n + 1)].all(axis=1)
                 structures = np.stack([parts.from_heads(h) for h in trees[mine]])
-            # no time limit: a cold numba cache compiles the full kernel in the root
             result = AD3ExactDecoder(single_root=single_root,
                                      time_limit=None).decode(parts, scores)
             assert_optimal(result, parts, scores, trees[mine], structures @ scores,
