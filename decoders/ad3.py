@@ -154,7 +154,7 @@ class AD3Decoder(Decoder):
         relaxed = lazy.relaxed
         raise_for_status(relaxed.status, "spanning tree")
         solved = time.perf_counter()
-        output = parts.from_heads(relaxed.heads) if relaxed.certified else lazy.output
+        output = lazy.tree if relaxed.certified else lazy.output
         heads, rounded_value, fractional, moves = round_relaxed(
             parts, scores, output, single_root=self.single_root,
             search=self.search and not relaxed.certified)
@@ -199,10 +199,13 @@ class AD3Decoder(Decoder):
                                 qp_iter=QP_ITERATIONS, cutoff=cutoff)
             iterations += relaxed.iterations
             rounds += 1
-            if relaxed.status != OK or relaxed.dual <= cutoff:
+            if relaxed.status != OK:
+                return LazyRelaxation(relaxed, np.zeros(len(parts)), iterations, rounds,
+                                      -np.inf, broken_arc)
+            tree = parts.from_heads(relaxed.heads)
+            if relaxed.dual <= cutoff:
                 break
-            broken = broken_parts(parts, scores, relaxed.heads) \
-                & ~active[parts.index[block, 1]]
+            broken = broken_parts(parts, scores, tree) & ~active[parts.index[block, 1]]
             if not broken.any():
                 break
             if branchable is not None:
@@ -210,11 +213,9 @@ class AD3Decoder(Decoder):
                 if broken_arc >= 0:
                     break
             active[parts.index[block, 1][broken]] = True
-        ok = relaxed.status == OK
-        output = (program.lift(parts, graph.to_parts(len(program.parts), relaxed))
-                  if ok else np.zeros(len(parts)))
-        tree_score = float(scores @ parts.from_heads(relaxed.heads)) if ok else -np.inf
-        return LazyRelaxation(relaxed, output, iterations, rounds, tree_score, broken_arc)
+        output = program.lift(parts, graph.to_parts(len(program.parts), relaxed))
+        return LazyRelaxation(relaxed, output, iterations, rounds, float(scores @ tree),
+                              broken_arc, tree)
 
     def decode_labeled(self, parts: Parts, scores: np.ndarray, problem):
         """Labeled decoding by branch and bound on the constraints
@@ -312,6 +313,8 @@ class LazyRelaxation(NamedTuple):
     broken_arc: int
     """The arc (ARC-block position) on which that tree breaks a part the caller would
     rather branch on (``branchable``), or -1."""
+    tree: np.ndarray | None = None
+    """That tree's structure (:meth:`Parts.from_heads`); None when AD3 found no tree."""
 
 
 class Relaxation(NamedTuple):

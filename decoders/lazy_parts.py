@@ -33,17 +33,18 @@ class Optimistic(NamedTuple):
     scores: np.ndarray
     rows: np.ndarray
     """``int64``: the row of the whole set of parts each of :attr:`parts`' rows is."""
+    left_out: np.ndarray
+    """``int64``: the rows of the whole set left out, and ``arc_rows`` their arcs'."""
+    arc_rows: np.ndarray
     follows_arc: np.ndarray
-    """``bool (n_parts of the whole set,)``: the left-out parts whose bound is their
-    arc's value (score above 0); the others' is 0."""
+    """``bool``, per left-out row: its bound is its arc's value (score above 0), else 0."""
 
     def lift(self, whole: Parts, output: np.ndarray) -> np.ndarray:
         """A structure ``output`` of :attr:`parts` as one of ``whole``: each left-out
         part at the value its bound gave it."""
         out = np.zeros(len(whole))
         out[self.rows] = output
-        left_out, arc_rows = _left_out(whole, self.rows)
-        out[left_out] = np.where(self.follows_arc[left_out], out[arc_rows], 0.0)
+        out[self.left_out] = np.where(self.follows_arc, out[self.arc_rows], 0.0)
         return out
 
 
@@ -54,33 +55,23 @@ def optimistic(parts: Parts, scores: np.ndarray, active: np.ndarray) -> Optimist
     kept = np.ones(len(parts), dtype=bool)
     kept[block] = active[parts.index[block, 1]]
     sub, rows = parts.select(kept)
-    sub_scores = scores[rows]
-    left_out, arc_rows = _left_out(parts, rows)
-    follows_arc = scores > 0
-    moved = np.zeros(len(parts))
-    np.add.at(moved, arc_rows, np.where(follows_arc[left_out], scores[left_out], 0.0))
-    return Optimistic(sub, sub_scores + moved[rows], rows, follows_arc)
-
-
-def broken_parts(parts: Parts, scores: np.ndarray, heads: np.ndarray) -> np.ndarray:
-    """``bool`` over the non-projective-arc rows of ``parts``: the parts whose value in
-    the tree ``heads`` is not the optimistic one: non-projective there and scored below
-    0, or an arc of the tree, projective, and scored above 0."""
-    block = parts.block(PartType.NONPROJ)
-    h, m = parts.index[block, 1], parts.index[block, 2]
-    s, n = scores[block], parts.from_heads(heads)[block]
-    in_tree = np.asarray(heads)[m] == h
-    return ((s < 0) & (n > 0)) | ((s > 0) & in_tree & (n == 0))
-
-
-def _left_out(parts: Parts, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The non-projective-arc rows of ``parts`` not among ``rows``, and their arcs'
-    rows."""
-    block = parts.block(PartType.NONPROJ)
-    kept = np.zeros(len(parts), dtype=bool)
-    kept[rows] = True
     left_out = block.start + np.flatnonzero(~kept[block])
-    arc_ids = parts.arc_ids()
-    arc_rows = parts.block(PartType.ARC).start + arc_ids[parts.index[left_out, 1],
-                                                         parts.index[left_out, 2]]
-    return left_out, arc_rows
+    arc_rows = parts.block(PartType.ARC).start + parts.arc_ids()[parts.index[left_out, 1],
+                                                                 parts.index[left_out, 2]]
+    follows_arc = scores[left_out] > 0
+    moved = np.zeros(len(parts))
+    np.add.at(moved, arc_rows, np.where(follows_arc, scores[left_out], 0.0))
+    return Optimistic(sub, scores[rows] + moved[rows], rows, left_out, arc_rows,
+                      follows_arc)
+
+
+def broken_parts(parts: Parts, scores: np.ndarray, tree: np.ndarray) -> np.ndarray:
+    """``bool`` over the non-projective-arc rows of ``parts``: the parts whose value in
+    the tree of structure ``tree`` (:meth:`Parts.from_heads`) is not the optimistic one:
+    non-projective there and scored below 0, or an arc of the tree, projective, and
+    scored above 0."""
+    block = parts.block(PartType.NONPROJ)
+    arc_rows = parts.block(PartType.ARC).start + parts.arc_ids()[parts.index[block, 1],
+                                                                 parts.index[block, 2]]
+    s, n = scores[block], tree[block]
+    return ((s < 0) & (n > 0)) | ((s > 0) & (tree[arc_rows] > 0) & (n == 0))

@@ -42,7 +42,8 @@ def test_optimistic_score_bounds_every_tree(pruned):
             true = parts.from_heads(heads) @ scores
             bound = program.parts.from_heads(heads) @ program.scores
             block = parts.block(PartType.NONPROJ)
-            if (broken_parts(parts, scores, heads) & ~active[parts.index[block, 1]]).any():
+            breaks = broken_parts(parts, scores, parts.from_heads(heads))
+            if (breaks & ~active[parts.index[block, 1]]).any():
                 assert bound > true + 1e-12
                 broken += 1
             else:
