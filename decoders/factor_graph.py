@@ -36,6 +36,7 @@ sequence of a head's children on one side (a head-automaton factor, TurboParser'
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -271,6 +272,14 @@ class FactorGraph:
         S = self._arc_matrix(theta)
         heads = chu_liu_edmonds(S, self.single_root)
         return heads, float(_factor_kernels.tree_value(S, heads))
+
+    @cached_property
+    def forced_arcs(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(in_every_tree, in_no_tree)``: boolean masks over the arcs, from the TREE
+        max-marginals at zero scores; computed once per graph (the candidate arcs fix
+        them)."""
+        mm, _ = self.tree_max_marginals(np.zeros(self.n_arcs))
+        return np.isneginf(mm[:, 0]), np.isneginf(mm[:, 1])
 
     def tree_max_marginals(self, theta: np.ndarray,
                            temperature: float = 0.0) -> tuple[np.ndarray, float]:

@@ -67,18 +67,12 @@ def _beliefs(graph: FactorGraph, state: np.ndarray) -> np.ndarray:
     return _message_kernels.incoming(graph.unary, graph.pair_i, graph.pair_j, state)
 
 
-def forced_arcs(graph: FactorGraph) -> tuple[np.ndarray, np.ndarray]:
-    """``(in_every_tree, in_no_tree)`` boolean masks over the arcs (from the TREE
-    max-marginals at zero scores)."""
-    mm, _ = graph.tree_max_marginals(np.zeros(graph.n_arcs))
-    return np.isneginf(mm[:, 0]), np.isneginf(mm[:, 1])
-
-
-def _tree_soft(graph: FactorGraph, theta: np.ndarray, t: float, forced) -> tuple[np.ndarray, float]:
+def _tree_soft(graph: FactorGraph, theta: np.ndarray, t: float) -> tuple[np.ndarray, float]:
     """TREE marginals and ``t log Z`` at ``t > 0``, with the arcs in every tree taken out
-    of the matrix-tree (their scores are a constant) and those in no tree removed, so
-    that their (clipped, huge) messages do not break the conditioning."""
-    always, never = forced
+    of the matrix-tree (their scores are a constant) and those in no tree removed
+    (:attr:`FactorGraph.forced_arcs`), so that their (clipped, huge) messages do not
+    break the conditioning."""
+    always, never = graph.forced_arcs
     work = theta.copy()
     constant = float(work[always].sum())
     work[always] = 0.0
@@ -94,15 +88,19 @@ def _tree_soft(graph: FactorGraph, theta: np.ndarray, t: float, forced) -> tuple
     return mu, value + constant
 
 
-def dual_value(graph: FactorGraph, state: np.ndarray, temperature: float = 0.0,
-               forced=None) -> float:
+def dual_value(graph: FactorGraph, state: np.ndarray, temperature: float = 0.0) -> float:
     """``g(delta)`` (section 5 of ``docs/algorithms.md``), smoothed at ``t > 0``."""
+    di, dj, _ = _split(graph, state)
     t = float(temperature)
-    di, dj, dt = _split(graph, state)
-    value = float(_softplus(_beliefs(graph, state), t).sum())
-    value += float(graph.pair_oracles(-di, -dj, t).value.sum())
+    return _dual_value(graph, state, t, graph.pair_oracles(-di, -dj, t))
+
+
+def _dual_value(graph: FactorGraph, state: np.ndarray, t: float, pairs) -> float:
+    """``g(delta)`` with the pairwise factors' oracles ``pairs`` at ``-delta`` given."""
+    _, _, dt = _split(graph, state)
+    value = float(_softplus(_beliefs(graph, state), t).sum()) + float(pairs.value.sum())
     if t > 0:
-        value += _tree_soft(graph, -dt, t, forced_arcs(graph) if forced is None else forced)[1]
+        value += _tree_soft(graph, -dt, t)[1]
     else:
         value += graph.tree_map(-dt)[1]
     return value
@@ -124,7 +122,7 @@ def sweeps(graph: FactorGraph, state: np.ndarray, *, sweeps: int,
         if t == 0.0:
             status = _message_kernels.dlpw_sweeps(*common, state, int(sweeps))
         else:
-            always, never = forced_arcs(graph)
+            always, never = graph.forced_arcs
             status = _message_kernels.hu_sweeps(*common, always, never, state, int(sweeps), t)
         raise_for_status(status, "spanning tree")
     return result_of(graph, state, t)
@@ -139,8 +137,9 @@ def result_of(graph: FactorGraph, state: np.ndarray, temperature: float = 0.0) -
         arc = (b > 0).astype(np.float64)
     else:
         arc = 0.5 * (1.0 + np.tanh(b / (2.0 * t)))
-    pair = graph.pair_oracles(-di, -dj, t).marginals[:, 2]
-    return DualResult(dual_value(graph, state, t), arc, np.ascontiguousarray(pair))
+    pairs = graph.pair_oracles(-di, -dj, t)
+    return DualResult(_dual_value(graph, state, t, pairs), arc,
+                      np.ascontiguousarray(pairs.marginals[:, 2]))
 
 
 def belief_scores(graph: FactorGraph, state: np.ndarray) -> np.ndarray:

@@ -47,7 +47,7 @@ def star_update(graph, state, a, t=0.0):
     g_j = smax(s_j - oth_j, 0.0, t) - smax(-oth_j, 0.0, t)
     theta = -state[2 * P:].copy()
     theta[a] = 0.0
-    always, never = mp.forced_arcs(graph)
+    always, never = graph.forced_arcs
     if always[a]:
         gt = BIG
     elif never[a]:
@@ -56,7 +56,7 @@ def star_update(graph, state, a, t=0.0):
         mm, _ = graph.tree_max_marginals(theta)
         gt = float(np.clip(mm[a, 1] - mm[a, 0], -BIG, BIG))
     else:
-        mu, _ = mp._tree_soft(graph, theta, t, (always, never))
+        mu, _ = mp._tree_soft(graph, theta, t)
         rest = mu[(graph.arc_m == graph.arc_m[a]) & (np.arange(graph.n_arcs) != a)].sum()
         if mu[a] > 0 and rest > 0:
             gt = t * (np.log(mu[a]) - np.log(rest))
