@@ -18,6 +18,7 @@ try:
     import polyparse.parser  # noqa: F401
 except ImportError:
     sys.exit("the benchmarks run the installed polyparse: pip install -e . in the repository")
+from polyparse.corpora.files import atomic_write  # noqa: E402
 
 
 def single_thread() -> None:
@@ -134,8 +135,8 @@ def write_table(out: Path, title: str, rows: list[dict], columns: list[tuple[str
                 notes: str = "") -> None:
     """``out.json`` (all fields) and ``out.md`` (the chosen ``(key, header)`` columns)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps({"machine": machine(), "rows": rows},
-                                                   indent=2, default=float))
+    with atomic_write(out.with_suffix(".json")) as f:
+        f.write(json.dumps({"machine": machine(), "rows": rows}, indent=2, default=float))
     lines = [f"# {title}", "", f"Machine: {machine()}", ""]
     if notes:
         lines += [notes, ""]
@@ -147,4 +148,5 @@ def write_table(out: Path, title: str, rows: list[dict], columns: list[tuple[str
             value = row.get(key, "")
             cells.append(f"{value:.2f}" if isinstance(value, float) else str(value))
         lines.append("| " + " | ".join(cells) + " |")
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    with atomic_write(out.with_suffix(".md")) as f:
+        f.write("\n".join(lines) + "\n")

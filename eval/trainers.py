@@ -20,7 +20,9 @@ all trainers, each trainer's own certificate (dual value, duality gap, G) agains
 seconds, and a table of dev UAS/LAS with LP and with ILP decoding, seconds per epoch,
 peak memory and state size per sentence. With ``--dev-every K`` the curve also holds dev
 UAS (LP) every K epochs, drawn against P(w) in a third panel; ``--replot --compare RUN``
-draws several runs' curves in one figure.
+draws several runs' curves in one figure. The table is written again after every epoch
+(atomically), the running trainer's row marked *running*, so a run cut short keeps its
+curve; ``--append`` drops such rows.
 """
 
 from __future__ import annotations
@@ -136,6 +138,7 @@ def run_trainer(spec: str, prepared: training.Prepared, config: TrainConfig, arg
                 curve[-1]["dev_uas"] = dev_scores(model, config, dev, prepared.dev or dev,
                                                   "lp", args.time_limit)["uas"]
             logging.info("%s epoch %d: %s", spec, stats.epoch, curve[-1])
+            pipe.send({"point": curve[-1]})
             if seconds >= budget:
                 break
     except ValueError as error:      # e.g. an order the trainer does not support
@@ -222,21 +225,76 @@ def main() -> None:
     budget = args.budget
 
     def run(name, budget, epochs):
+        """Train ``name`` in a child process; the table is written again after each of
+        its epochs, with the trainer's row so far, so that a run cut short leaves its
+        curve."""
         receive, send = context.Pipe(duplex=False)
         child = context.Process(target=run_trainer, args=(
             name, prepared, config, args, dev, stick, budget, epochs, send))
         load = os.getloadavg()[0]
         child.start()
-        row = receive.recv()
+        curve = []
+        while "point" in (message := receive.recv()):
+            curve.append(message["point"])
+            publish(rows + [{"trainer": name, "epochs": len(curve), "running": True,
+                             "seconds": curve[-1]["seconds"], "wall": curve[-1]["wall"],
+                             "seconds_per_epoch": curve[-1]["seconds"] / len(curve),
+                             "final_P": curve[-1]["P"], "curve": curve,
+                             "budget": budget if np.isfinite(budget) else "(reference)",
+                             "load": f"{load:.1f} / running"}])
+        row = message
         child.join()
         row["load"] = f"{load:.1f} / {os.getloadavg()[0]:.1f}"
         row["budget"] = budget if np.isfinite(budget) else "(reference)"
         logging.info("%s: %s", name, {k: v for k, v in row.items() if k != "curve"})
         return row
 
+    def publish(rows):
+        """Write OUT.{json,md,png} for ``rows`` (a running trainer's row included)."""
+        reference = rows[0]
+        for row in rows:
+            if "curve" in row:
+                reached = [c["seconds"] for c in row["curve"]
+                           if c["P"] <= reference["final_P"]]
+                row["reach_s"] = reached[0] if reached else float("nan")
+                row["reach_x"] = row["reach_s"] / reference["seconds"]
+                if "lp_uas" in row and "lp_uas" in reference:
+                    row["uas_vs_reference"] = row["lp_uas"] - reference["lp_uas"]
+        command = "python eval/trainers.py " + " ".join(sys.argv[1:])
+        notes = (f"Command: `{command}`. Trainers' decoder: {config.decoder}. "
+                 f"{len(train)} training sentences, {len(dev)} dev, order {args.order}, at "
+                 f"most {args.max_heads} candidate heads per word, lambda {args.lambda_}; "
+                 f"budget: CPU seconds of training per trainer, by default the reference "
+                 f"{reference['trainer']}'s {reference['epochs']} epochs "
+                 f"({reference['seconds']:.0f} s), else as in the budget column; P(w) on "
+                 f"{len(stick)} training sentences; preparation (features, pruner) "
+                 f"{prep_seconds:.0f} s, shared. *reaches*: CPU seconds until P(w) is at most "
+                 f"the reference's final P(w) (checked after each epoch), and that as a "
+                 f"multiple of the reference's time; UAS vs reference: dev UAS (LP) minus "
+                 f"the reference's; load: the machine's 1-minute load average before / after "
+                 f"the trainer's run (2 cores; *running*: the run had not ended, its row is "
+                 f"its last epoch's, without dev figures).\n\n"
+                 + "\n".join(f"- **{r['trainer']}**: claim: "
+                             f"{CLAIMS.get(parse_spec(r['trainer'])[0], '')}"
+                             + (f" Not run: {r['error']}" if "error" in r else "")
+                             for r in rows))
+        table = [r for r in rows if "error" not in r]
+        write_table(out, f"Trainers on {args.treebank}, order {args.order}", table,
+                    [("trainer", "trainer"), ("budget", "budget (CPU s)"),
+                     ("epochs", "epochs"), ("seconds_per_epoch", "CPU s/epoch"),
+                     ("wall", "wall s"), ("final_P", "final P(w)"),
+                     ("reach_s", "reaches (CPU s)"), ("reach_x", "reaches (x reference)"),
+                     ("uas_vs_reference", "UAS vs reference"),
+                     ("lp_uas", "dev UAS (LP)"), ("lp_las", "dev LAS (LP)"),
+                     ("ilp_uas", "dev UAS (ILP)"), ("ilp_las", "dev LAS (ILP)"),
+                     ("peak_mib", "peak MiB"),
+                     ("state_bytes_per_sentence", "state bytes/sentence"), ("load", "load")],
+                    notes)
+        plot(table, out)
+
     if args.append:            # an earlier run's rows: its first is the reference
         rows = [r for r in json.loads(out.with_suffix(".json").read_text())["rows"]
-                if r["trainer"] not in names[1:]]
+                if r["trainer"] not in names[1:] and not r.get("running")]
         names = [n for n in names if n != rows[0]["trainer"]]
         budget = rows[0]["seconds"] if budget is None else budget
         rows[0].setdefault("budget", "(reference)")   # rows written before budgets
@@ -244,44 +302,12 @@ def main() -> None:
             row.setdefault("budget", rows[0]["seconds"])
     elif budget is None:       # the reference's epochs set the budget of the others
         rows.append(run(names[0], float("inf"), args.reference_epochs))
+        publish(rows)
         budget = rows[0]["seconds"]
         names = names[1:]
     for name in names:
         rows.append(run(name, budget, args.max_epochs))
-    reference = rows[0]
-    for row in rows:
-        if "curve" in row:
-            reached = [c["seconds"] for c in row["curve"] if c["P"] <= reference["final_P"]]
-            row["reach_s"] = reached[0] if reached else float("nan")
-            row["reach_x"] = row["reach_s"] / reference["seconds"]
-            row["uas_vs_reference"] = row["lp_uas"] - reference["lp_uas"]
-    command = "python eval/trainers.py " + " ".join(sys.argv[1:])
-    notes = (f"Command: `{command}`. Trainers' decoder: {config.decoder}. "
-             f"{len(train)} training sentences, {len(dev)} dev, order {args.order}, at most "
-             f"{args.max_heads} candidate heads per word, lambda {args.lambda_}; budget: "
-             f"CPU seconds of training per trainer, by default the reference "
-             f"{reference['trainer']}'s {reference['epochs']} epochs "
-             f"({reference['seconds']:.0f} s), else as in the budget column; P(w) on {len(stick)} "
-             f"training sentences; preparation (features, pruner) {prep_seconds:.0f} s, "
-             f"shared. *reaches*: CPU seconds until P(w) is at most the reference's final "
-             f"P(w) (checked after each epoch), and that as a multiple of the reference's "
-             f"time; UAS vs reference: dev UAS (LP) minus the reference's; load: the machine's "
-             f"1-minute load average before / after the trainer's run (2 cores).\n\n"
-             + "\n".join(f"- **{r['trainer']}**: claim: {CLAIMS.get(parse_spec(r['trainer'])[0], '')}"
-                         + (f" Not run: {r['error']}" if "error" in r else "")
-                         for r in rows))
-    table = [r for r in rows if "error" not in r]
-    write_table(out, f"Trainers on {args.treebank}, order {args.order}", table,
-                [("trainer", "trainer"), ("budget", "budget (CPU s)"), ("epochs", "epochs"),
-                 ("seconds_per_epoch", "CPU s/epoch"), ("wall", "wall s"),
-                 ("final_P", "final P(w)"), ("reach_s", "reaches (CPU s)"),
-                 ("reach_x", "reaches (x reference)"), ("uas_vs_reference", "UAS vs reference"),
-                 ("lp_uas", "dev UAS (LP)"), ("lp_las", "dev LAS (LP)"),
-                 ("ilp_uas", "dev UAS (ILP)"), ("ilp_las", "dev LAS (ILP)"),
-                 ("peak_mib", "peak MiB"),
-                 ("state_bytes_per_sentence", "state bytes/sentence"), ("load", "load")],
-                notes)
-    plot(table, out)
+        publish(rows)
 
 
 def plot(rows: list[dict], out: Path) -> None:
