@@ -189,7 +189,7 @@ class AD3Decoder(Decoder):
         ``broken_arc`` instead."""
         iterations = rounds = 0
         broken_arc = -1
-        block = parts.block(PartType.NONPROJ)
+        part_heads = parts.index[parts.block(PartType.NONPROJ), 1]
         while True:
             program = optimistic(parts, scores, active)
             graph = FullGraph.from_parts(program.parts, program.scores,
@@ -205,14 +205,14 @@ class AD3Decoder(Decoder):
             tree = parts.from_heads(relaxed.heads)
             if relaxed.dual <= cutoff:
                 break
-            broken = broken_parts(parts, scores, tree) & ~active[parts.index[block, 1]]
+            broken = broken_parts(parts, scores, tree) & ~active[part_heads]
             if not broken.any():
                 break
             if branchable is not None:
                 broken_arc = _arc_to_branch(parts, scores, broken, branchable)
                 if broken_arc >= 0:
                     break
-            active[parts.index[block, 1][broken]] = True
+            active[part_heads[broken]] = True
         output = program.lift(parts, graph.to_parts(len(program.parts), relaxed))
         return LazyRelaxation(relaxed, output, iterations, rounds, float(scores @ tree),
                               broken_arc, tree)
@@ -345,7 +345,7 @@ def _arc_to_branch(parts: Parts, scores: np.ndarray, broken: np.ndarray,
     of search against 51.)"""
     block = parts.block(PartType.NONPROJ)
     rows = block.start + np.flatnonzero(broken)
-    own = parts.arc_ids()[parts.index[rows, 1], parts.index[rows, 2]]
+    own = parts.arc_rows_of(rows) - parts.block(PartType.ARC).start
     weight = np.where(branchable[own], np.abs(scores[rows]), -1.0)
     return int(own[np.argmax(weight)]) if weight.max(initial=-1.0) >= 0 else -1
 

@@ -56,8 +56,7 @@ def optimistic(parts: Parts, scores: np.ndarray, active: np.ndarray) -> Optimist
     kept[block] = active[parts.index[block, 1]]
     sub, rows = parts.select(kept)
     left_out = block.start + np.flatnonzero(~kept[block])
-    arc_rows = parts.block(PartType.ARC).start + parts.arc_ids()[parts.index[left_out, 1],
-                                                                 parts.index[left_out, 2]]
+    arc_rows = parts.arc_rows_of(left_out)
     follows_arc = scores[left_out] > 0
     moved = np.zeros(len(parts))
     np.add.at(moved, arc_rows, np.where(follows_arc, scores[left_out], 0.0))
@@ -71,7 +70,6 @@ def broken_parts(parts: Parts, scores: np.ndarray, tree: np.ndarray) -> np.ndarr
     non-projective there and scored below 0, or an arc of the tree, projective, and
     scored above 0."""
     block = parts.block(PartType.NONPROJ)
-    arc_rows = parts.block(PartType.ARC).start + parts.arc_ids()[parts.index[block, 1],
-                                                                 parts.index[block, 2]]
+    arc_rows = parts.arc_rows_of(block)
     s, n = scores[block], tree[block]
     return ((s < 0) & (n > 0)) | ((s > 0) & (tree[arc_rows] > 0) & (n == 0))

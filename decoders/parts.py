@@ -86,6 +86,12 @@ class Parts:
         ids[arcs[:, 0], arcs[:, 1]] = np.arange(arcs.shape[0])
         return ids
 
+    def arc_rows_of(self, rows: np.ndarray | slice) -> np.ndarray:
+        """``int64``: the row of each part ``rows``' own arc ``index[r, 1] -> index[r,
+        2]`` (a non-projective-arc part's, an arc's own), which must be a candidate."""
+        return self.block(PartType.ARC).start + self.arc_ids()[self.index[rows, 1],
+                                                               self.index[rows, 2]]
+
     def arc_matrix(self, values: np.ndarray, fill: float = -np.inf) -> np.ndarray:
         """``(n + 1, n + 1)`` matrix ``M[h, m]`` of the ARC entries of ``values``.
 

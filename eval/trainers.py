@@ -146,17 +146,22 @@ def run_trainer(spec: str, prepared: training.Prepared, config: TrainConfig, arg
         return
     state_floats = (sum(trainer.state_size(examples.parts(i)) for i in range(len(examples)))
                     if trainer.stateful else 0)       # after the run: bcfw knows its labels
-    row = {"trainer": spec, "epochs": len(curve), "seconds": seconds, "wall": wall,
-           "seconds_per_epoch": seconds / max(len(curve), 1),
-           "final_P": curve[-1]["P"] if curve else float("nan"),
-           "state_bytes_per_sentence": 8.0 * state_floats / max(len(examples), 1),
-           "curve": curve}
+    row = {**curve_row(spec, curve),
+           "state_bytes_per_sentence": 8.0 * state_floats / max(len(examples), 1)}
     for decoder_name in ("lp", "ilp"):
         scores = dev_scores(model, config, dev, prepared.dev or dev, decoder_name,
                             args.time_limit)
         row.update({f"{decoder_name}_{k}": v for k, v in scores.items()})
     row["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     pipe.send(row)
+
+
+def curve_row(spec: str, curve: list[dict]) -> dict:
+    """A trainer's row as far as its ``curve`` (one point per epoch) goes."""
+    last = curve[-1] if curve else {"seconds": 0.0, "wall": 0.0, "P": float("nan")}
+    return {"trainer": spec, "epochs": len(curve), "seconds": last["seconds"],
+            "wall": last["wall"], "seconds_per_epoch": last["seconds"] / max(len(curve), 1),
+            "final_P": last["P"], "curve": curve}
 
 
 def main() -> None:
@@ -232,20 +237,17 @@ def main() -> None:
         child = context.Process(target=run_trainer, args=(
             name, prepared, config, args, dev, stick, budget, epochs, send))
         load = os.getloadavg()[0]
+        shown_budget = budget if np.isfinite(budget) else "(reference)"
         child.start()
         curve = []
         while "point" in (message := receive.recv()):
             curve.append(message["point"])
-            publish(rows + [{"trainer": name, "epochs": len(curve), "running": True,
-                             "seconds": curve[-1]["seconds"], "wall": curve[-1]["wall"],
-                             "seconds_per_epoch": curve[-1]["seconds"] / len(curve),
-                             "final_P": curve[-1]["P"], "curve": curve,
-                             "budget": budget if np.isfinite(budget) else "(reference)",
-                             "load": f"{load:.1f} / running"}])
+            publish(rows + [{**curve_row(name, curve), "running": True,
+                             "budget": shown_budget, "load": f"{load:.1f} / running"}])
         row = message
         child.join()
         row["load"] = f"{load:.1f} / {os.getloadavg()[0]:.1f}"
-        row["budget"] = budget if np.isfinite(budget) else "(reference)"
+        row["budget"] = shown_budget
         logging.info("%s: %s", name, {k: v for k, v in row.items() if k != "curve"})
         return row
 
