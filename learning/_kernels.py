@@ -88,3 +88,51 @@ def rows_dot(indptr, indices, data, W):
             for k in range(W.shape[1]):
                 out[i, k] += d * W[j, k]
     return out
+
+
+@numba.njit(cache=True)
+def feature_difference(part_indptr, part_indices, part_data, diff, label_indptr,
+                       label_indices, label_data, arc_start, output, labels, gold_labels,
+                       part_dim, n_labels):
+    """Sparse ``Phi(output, labels) - Phi(gold)`` as ``(indices, values)``, duplicates
+    allowed, for :meth:`learning.model.LinearModel.feature_difference`: first the part
+    features of each row with ``diff = output - gold`` nonzero (weighed by it), then the
+    label features of each ARC row with ``output`` nonzero on its ``labels`` label
+    (weighed by ``output``), then those of each gold arc on its gold label (weighed by
+    -1); ARC row ``a`` of the label features is part row ``arc_start + a``."""
+    n_arcs = label_indptr.shape[0] - 1
+    size = 0
+    for r in range(diff.shape[0]):
+        if diff[r] != 0.0:
+            size += part_indptr[r + 1] - part_indptr[r]
+    for a in range(n_arcs):
+        count = label_indptr[a + 1] - label_indptr[a]
+        if output[arc_start + a] != 0.0:
+            size += count
+        if gold_labels[a] >= 0:
+            size += count
+    indices = np.empty(size, dtype=np.int64)
+    values = np.empty(size, dtype=np.float64)
+    k = 0
+    for r in range(diff.shape[0]):
+        d = diff[r]
+        if d != 0.0:
+            for j in range(part_indptr[r], part_indptr[r + 1]):
+                indices[k] = part_indices[j]
+                values[k] = d * part_data[j]
+                k += 1
+    for pass_ in range(2):
+        for a in range(n_arcs):
+            if pass_ == 0:
+                coef = output[arc_start + a]
+                label = labels[a]
+            else:
+                coef = -1.0
+                label = gold_labels[a]
+            if (pass_ == 0 and coef == 0.0) or (pass_ == 1 and label < 0):
+                continue
+            for j in range(label_indptr[a], label_indptr[a + 1]):
+                indices[k] = part_dim + np.int64(label_indices[j]) * n_labels + label
+                values[k] = coef * label_data[j]
+                k += 1
+    return indices, values

@@ -236,24 +236,12 @@ class LinearModel:
         ``output`` may be fractional (an LP solution): each ARC row then contributes its
         label features with weight ``output[row]`` on its ``labels[row]``.
         """
-        diff = output - example.gold
-        rows = np.flatnonzero(diff)
-        part = example.part_features[rows]
-        pieces_i = [part.indices.astype(np.int64)]
-        pieces_v = [np.repeat(diff[rows], np.diff(part.indptr)) * part.data]
-        arc_block = example.parts.block(PartType.ARC)
-        arc_out = output[arc_block]
-        n_labels = len(self.labels)
-        for rows, weight, label in (
-                (np.flatnonzero(arc_out), None, labels),
-                (np.flatnonzero(example.gold_labels >= 0), -1.0, example.gold_labels)):
-            sub = example.label_features[rows]
-            counts = np.diff(sub.indptr)
-            coef = arc_out[rows] if weight is None else np.full(rows.size, weight)
-            pieces_i.append(self.part_dim + sub.indices.astype(np.int64) * n_labels
-                            + np.repeat(label[rows], counts))
-            pieces_v.append(np.repeat(coef, counts) * sub.data)
-        return np.concatenate(pieces_i), np.concatenate(pieces_v)
+        part, label = example.part_features, example.label_features
+        return _kernels.feature_difference(
+            part.indptr, part.indices, part.data, output - example.gold, label.indptr,
+            label.indices, label.data, example.parts.block(PartType.ARC).start,
+            np.asarray(output, dtype=np.float64), np.asarray(labels, dtype=np.int64),
+            example.gold_labels, self.part_dim, len(self.labels))
 
     # -- parsing --------------------------------------------------------------------
 
