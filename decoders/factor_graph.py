@@ -35,7 +35,7 @@ sequence of a head's children on one side (a head-automaton factor, TurboParser'
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import NamedTuple
 
@@ -48,6 +48,9 @@ from .parts import Parts, PartType
 
 #: Part types that become pairwise factors (the ARC parts are the variables).
 PAIRWISE_TYPES = (PartType.GRANDPARENT, PartType.SIBLING)
+
+#: What :class:`FactorGraph` computes from its structure alone, once (cached properties).
+_STRUCTURAL = ("incidence", "forced_arcs")
 
 
 class PairOracles(NamedTuple):
@@ -166,6 +169,18 @@ class FactorGraph:
                    pair_score=scores[pair_rows], arc_rows=arc_rows, pair_rows=pair_rows,
                    n_parts=len(parts))
 
+    def with_scores(self, scores: np.ndarray) -> FactorGraph:
+        """This graph under other part scores ``scores`` (``float64 (n_parts,)``, checked
+        as :meth:`from_parts` checks them), sharing the structure and what is computed
+        from it alone (:attr:`incidence`, :attr:`forced_arcs`, computed on this graph at
+        the first rescoring): a trainer keeps a sentence's graph across epochs and
+        rescores it at each visit."""
+        scores = _checked(scores, self.n_parts, "scores")
+        graph = replace(self, unary=scores[self.arc_rows], pair_score=scores[self.pair_rows])
+        for name in _STRUCTURAL:      # cached here once, shared by every rescoring
+            graph.__dict__[name] = getattr(self, name)
+        return graph
+
     def restrict(self, keep: np.ndarray) -> FactorGraph:
         """The graph on the arc variables where ``keep`` (``bool (A,)``) is True.
 
@@ -210,11 +225,12 @@ class FactorGraph:
         return np.bincount(np.concatenate([self.pair_i, self.pair_j]),
                            minlength=self.n_arcs) + 1
 
+    @cached_property
     def incidence(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(ptr, factor, side)``: the pairwise factors at arc variable a are
         ``factor[ptr[a]:ptr[a + 1]]``, a being their variable ``side`` (0: ``pair_i``,
         1: ``pair_j``); what the numba kernels of the trainers walk for a star update or a
-        variable's block."""
+        variable's block. Computed once per graph."""
         ends = np.concatenate([self.pair_i, self.pair_j])
         sides = np.repeat(np.array([0, 1], dtype=np.int64), self.n_pairs)
         factors = np.concatenate([np.arange(self.n_pairs, dtype=np.int64)] * 2)

@@ -118,7 +118,7 @@ def sweeps(graph: FactorGraph, state: np.ndarray, *, sweeps: int,
     _split(graph, state)
     if sweeps > 0 and graph.n_arcs:
         common = (graph.n, graph.arc_h, graph.arc_m, graph.unary, graph.pair_score,
-                  graph.single_root, *graph.incidence())
+                  graph.single_root, *graph.incidence)
         if t == 0.0:
             status = _message_kernels.dlpw_sweeps(*common, state, int(sweeps))
         else:

@@ -124,14 +124,18 @@ class LinearModel:
                              axis=0)
         return arcs
 
+    def parts(self, sentence: Sentence, arcs: np.ndarray | None) -> Parts:
+        """The model's parts of ``sentence`` over candidate ``arcs`` (None: all arcs)."""
+        return build_parts(len(sentence), arcs, **self.part_options)
+
     def example(self, sentence: Sentence, *, gold: bool = False,
-                arcs: np.ndarray | None = None) -> Example:
-        """Prepare ``sentence`` over ``arcs`` (default: :meth:`candidate_arcs`); with
-        ``gold=True`` also its gold structure and labels."""
+                parts: Parts | None = None) -> Example:
+        """Prepare ``sentence`` over its candidate ``parts`` (default: :meth:`parts` over
+        :meth:`candidate_arcs`); with ``gold=True`` also its gold structure and labels."""
         encoded = self.extractor.encode(sentence)
-        if arcs is None:
-            arcs = self.candidate_arcs(sentence, gold=gold, encoded=encoded)
-        parts = build_parts(len(sentence), arcs, **self.part_options)
+        if parts is None:
+            parts = self.parts(sentence, self.candidate_arcs(sentence, gold=gold,
+                                                             encoded=encoded))
         part_features = self.extractor.part_features(encoded, parts)
         if self.labels:
             label_features = self.extractor.label_features(encoded, parts.arcs)

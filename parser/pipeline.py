@@ -28,7 +28,6 @@ from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, ROOT, Sentence
 from polyparse.corpora.tokenizer import Tokenizer
 from polyparse.decoders import (Certificate, CertificateCounts, DecodeResult, Decoder,
                                 ScoredTree, make_decoder)
-from polyparse.decoders.higher_order import build_parts
 from polyparse.decoders.labeled import (TIME_LIMIT, Infeasible, LabeledProblem, LabeledResult,
                                         best_labels)
 from polyparse.learning.confidence import (Temperatures, fit_temperatures, head_marginals,
@@ -540,14 +539,14 @@ class Parser:
                     label_ban[m, index[label]] = False
         if S is not None:
             # the arc scores are at hand: the label scores are all that may be missing
-            parts = build_parts(n, arcs, **self.model.part_options)
+            parts = self.model.parts(seen, arcs)
             h, m = parts.arcs[:, 0], parts.arcs[:, 1]
             part_scores = S[h, m]
             label_scores = every[h, m] if every is not None else self.model.label_scores(
                 seen, parts.arcs)
         else:
             if not reuse:
-                example = self.model.example(seen, arcs=arcs)
+                example = self.model.example(seen, parts=self.model.parts(seen, arcs))
             scores = self.model.scores(example)
             parts, part_scores, label_scores = example.parts, scores.parts, scores.label_scores
         allowed = label_masks(sentence, labels, parts.arcs, rules) & ~label_ban[parts.arcs[:, 1]]

@@ -188,6 +188,28 @@ def test_degrees_count_the_factors_at_each_arc():
     np.testing.assert_array_equal(graph.degrees, expected)
 
 
+@pytest.mark.parametrize("single_root", [True, False])
+def test_rescored_graph_is_the_graph_of_those_scores(single_root):
+    """``with_scores`` equals building the graph anew with the new scores, and keeps
+    what was computed from the structure (the same objects, not recomputed)."""
+    parts, scores, graph, _ = instance(3, 5, pruned=True, single_root=single_root)
+    other = np.random.default_rng(4).normal(size=len(parts))
+    rescored = graph.with_scores(other)
+    forced, incidence = graph.with_scores(scores).forced_arcs, graph.incidence
+    fresh = FactorGraph.from_parts(parts, other, single_root=single_root)
+    for name in ("unary", "pair_score", "arc_h", "arc_m", "pair_i", "pair_j", "arc_rows",
+                 "pair_rows"):
+        np.testing.assert_array_equal(getattr(rescored, name), getattr(fresh, name))
+    assert rescored.forced_arcs is forced and rescored.incidence is incidence
+    for got, want in zip(rescored.forced_arcs + rescored.incidence,
+                         fresh.forced_arcs + fresh.incidence):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(graph.unary, scores[graph.arc_rows])  # unchanged
+    other[0] = np.inf
+    with pytest.raises(ValueError, match="scores"):
+        graph.with_scores(other)
+
+
 def test_refuses_what_it_cannot_represent():
     for options in ({"order": "2", "consecutive_siblings": True}, {"order": "full"}):
         parts = build_parts(4, **options)

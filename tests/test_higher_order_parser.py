@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from polyparse.decoders import PartType
-from polyparse.decoders.parts import arc_parts
 from polyparse.parser import model_file
 from polyparse.parser.cli import main
 from polyparse.parser.pipeline import Parser, TrainConfig
@@ -67,8 +66,7 @@ def test_the_pruner_is_unlabeled_and_older_files_keep_their_labeled_one(order2_m
     # its fused arc scores are the scores of its examples' ARC parts, no label folded in
     sentence = max(sample_dev[:20], key=len)
     S, labels = pruner.model.arc_scores(sentence)
-    n = len(sentence)
-    example = pruner.model.example(sentence, arcs=arc_parts(n).arcs)
+    example = pruner.model.example(sentence, parts=pruner.model.parts(sentence, None))
     parts = pruner.model.scores(example).parts[example.parts.block(PartType.ARC)]
     arcs = example.parts.arcs
     np.testing.assert_allclose(S[arcs[:, 0], arcs[:, 1]], parts, rtol=1e-9, atol=1e-9)

@@ -151,7 +151,7 @@ def test_dual_certificate_never_increases_under_sweeps_at_fixed_weights(sample_t
     model = parser.model
     checked = 0
     for sentence in sample_train[30:36]:
-        example = model.example(sentence, gold=True, arcs=model.candidate_arcs(sentence, gold=True))
+        example = model.example(sentence, gold=True)
         scores = model.scores(example, model.weights, 1.0, label_cost=LABEL_COST)
         p, _ = hamming_cost(example.parts, example.gold)
         graph = FactorGraph.from_parts(example.parts, scores.parts + p)

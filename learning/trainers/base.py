@@ -119,13 +119,31 @@ class OnFactorGraph:
 
     name: ClassVar[str]
 
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._graphs: dict[tuple[int, bool], tuple[Parts, FactorGraph]] = {}
+
+    def start(self, examples: Sequence[Example], decoder: Decoder) -> None:
+        self._graphs.clear()
+        super().start(examples, decoder)
+
     def check_parts(self, options: dict) -> None:
         """Refuse, before any work, parts that have no pairwise factor."""
-        self.graph(build_parts(3, **options))
+        self._build(build_parts(3, **options), True)
 
     def graph(self, parts: Parts, single_root: bool = True) -> FactorGraph:
-        """The factor graph of ``parts`` (structure only, zero scores), or the refusal
-        naming the trainer."""
+        """The factor graph of ``parts`` (structure only, zero scores; rescore it with
+        :meth:`FactorGraph.with_scores`), or the refusal naming the trainer. Kept for
+        the run per ``parts`` object, with what is computed from its structure alone
+        (forced arcs, incidence): :class:`learning.examples.Examples` gives a sentence
+        the same parts at every visit."""
+        key = (id(parts), single_root)
+        entry = self._graphs.get(key)
+        if entry is None or entry[0] is not parts:
+            entry = self._graphs[key] = parts, self._build(parts, single_root)
+        return entry[1]
+
+    def _build(self, parts: Parts, single_root: bool) -> FactorGraph:
         try:
             return FactorGraph.from_parts(parts, np.zeros(len(parts)), single_root=single_root)
         except ValueError as error:

@@ -189,7 +189,7 @@ class SoftBCFWTrainer(OnFactorGraph, Trainer):
     def _common(self, model, example, graph):
         """The kernels' arguments that describe the sentence and the model."""
         pf, lf = example.part_features, example.label_features
-        ptr, fac, side = graph.incidence()
+        ptr, fac, side = graph.incidence
         return (model.part_dim, self.n_labels, pf.indptr, pf.indices, pf.data, lf.indptr,
                 lf.indices, lf.data, graph.n, graph.arc_h, graph.arc_m, graph.arc_rows,
                 graph.pair_i, graph.pair_j, graph.pair_rows, ptr, fac, side,

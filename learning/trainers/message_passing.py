@@ -19,7 +19,6 @@ import numpy as np
 
 from polyparse.decoders import DecodeResult, hamming_cost
 from polyparse.decoders import message_passing as mp
-from polyparse.decoders.factor_graph import FactorGraph
 
 from ..inference import LABEL_COST, constraint_of
 from .base import OnFactorGraph, register
@@ -59,8 +58,7 @@ class DLPWTrainer(OnFactorGraph, PegasosTrainer):
     def inference(self, example, model, decoder, relaxed, v, scale, state):
         scores = model.scores(example, v, scale, label_cost=LABEL_COST)
         p, q = hamming_cost(example.parts, example.gold)
-        graph = FactorGraph.from_parts(example.parts, scores.parts + p,
-                                       single_root=decoder.single_root)
+        graph = self.graph(example.parts, decoder.single_root).with_scores(scores.parts + p)
         result = mp.sweeps(graph, state, sweeps=self.sweeps, temperature=self.temperature)
         heads, _ = graph.tree_map(mp.belief_scores(graph, state))
         output = mp.parts_output(graph, result)
