@@ -115,6 +115,9 @@ def check_mixable(trainer: Trainer) -> None:
     if not isinstance(trainer, OnlineTrainer) or trainer.stateful:
         raise ValueError(f"the {name} trainer keeps per-sentence dual state and cannot be "
                          "trained on shards (--shards/--dask); use ssg or perceptron")
+    if trainer.average_from > 1:
+        raise ValueError("average_from and shards do not go together: parameter mixing "
+                         "averages each shard's epoch on its own")
     if trainer.jobs > 1:
         raise ValueError("--jobs and shards do not go together: each shard runs on one "
                          "process (use --shards K, with --dask to run them side by side)")

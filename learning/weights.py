@@ -88,6 +88,13 @@ class AveragedWeights:
         self._total_scale += self.scale
         self.count += 1
 
+    def restart_average(self) -> None:
+        """Forget the finished iterates: the average is of those finished from now on
+        (suffix averaging)."""
+        self._acc[:] = 0.0
+        self._total_scale = 0.0
+        self.count = 0
+
     def current(self) -> np.ndarray:
         """Dense copy of ``w``."""
         return self.scale * self.v

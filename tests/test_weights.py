@@ -61,3 +61,19 @@ def test_average_and_norm_match_dense_reference(radius):
     assert np.allclose(weights.average(), np.mean(iterates, axis=0))
     out = np.full(dim, np.nan)
     assert weights.average(out) is out and np.array_equal(out, weights.average())
+
+
+def test_restarted_average_is_the_mean_of_the_iterates_after_the_restart():
+    rng = np.random.default_rng(3)
+    weights = AveragedWeights(6)
+    later = []
+    for t in range(7):
+        if t == 3:
+            weights.restart_average()
+        weights.shrink(0.8)
+        weights.add(rng.integers(0, 6, 4), rng.normal(size=4), 0.5)
+        weights.finish_iterate()
+        if t >= 3:
+            later.append(weights.current())
+    np.testing.assert_allclose(weights.average(), np.mean(later, axis=0), rtol=1e-12,
+                               atol=1e-12)
