@@ -70,6 +70,8 @@ def test_trainer_options_are_checked():
         make_trainer("ssg", eta="often")
     with pytest.raises(ValueError, match="unknown trainer"):
         make_trainer("nope")
+    with pytest.raises(ValueError, match="average_from must be an epoch of the run, 1 to 5"):
+        make_trainer("hu", epochs=5, average_from=6)
 
 
 def test_cli_flags_come_from_the_declarations(tmp_path, capsys):

@@ -184,8 +184,9 @@ class OnlineTrainer(Trainer):
         batch = jobs if batch is None else batch
         if batch < 1 or jobs < 1:
             raise ValueError("batch and jobs must be >= 1")
-        if average_from < 1:
-            raise ValueError("average_from must be >= 1")
+        if not 1 <= average_from <= self.epochs:
+            raise ValueError(f"average_from must be an epoch of the run, 1 to {self.epochs}, "
+                             f"not {average_from}")
         self.average_from = average_from
         if jobs > batch:
             raise ValueError(f"{jobs} jobs need mini-batches of at least {jobs} sentences "
@@ -233,7 +234,7 @@ class OnlineTrainer(Trainer):
                             self.jobs) as infer:
             for epoch in range(1, self.epochs + 1):
                 start = time.perf_counter()
-                if epoch == self.average_from:
+                if epoch == self.average_from > 1:      # at 1 there is nothing to forget
                     weights.restart_average()
                 slack_sum, t = self.train_epoch(rng.permutation(len(examples)), infer,
                                                 weights, t, f"epoch {epoch}/{self.epochs}")
