@@ -101,16 +101,10 @@ def feature_difference(part_indptr, part_indices, part_data, diff, label_indptr,
     (weighed by ``output``), then those of each gold arc on its gold label (weighed by
     -1); ARC row ``a`` of the label features is part row ``arc_start + a``."""
     n_arcs = label_indptr.shape[0] - 1
-    size = 0
-    for r in range(diff.shape[0]):
-        if diff[r] != 0.0:
-            size += part_indptr[r + 1] - part_indptr[r]
-    for a in range(n_arcs):
-        count = label_indptr[a + 1] - label_indptr[a]
-        if output[arc_start + a] != 0.0:
-            size += count
-        if gold_labels[a] >= 0:
-            size += count
+    predicted = output[arc_start:arc_start + n_arcs]
+    gold = np.where(gold_labels >= 0, -1.0, 0.0)
+    size = (_row_lengths(part_indptr, diff) + _row_lengths(label_indptr, predicted)
+            + _row_lengths(label_indptr, gold))
     indices = np.empty(size, dtype=np.int64)
     values = np.empty(size, dtype=np.float64)
     k = 0
@@ -121,18 +115,34 @@ def feature_difference(part_indptr, part_indices, part_data, diff, label_indptr,
                 indices[k] = part_indices[j]
                 values[k] = d * part_data[j]
                 k += 1
-    for pass_ in range(2):
-        for a in range(n_arcs):
-            if pass_ == 0:
-                coef = output[arc_start + a]
-                label = labels[a]
-            else:
-                coef = -1.0
-                label = gold_labels[a]
-            if (pass_ == 0 and coef == 0.0) or (pass_ == 1 and label < 0):
-                continue
-            for j in range(label_indptr[a], label_indptr[a + 1]):
-                indices[k] = part_dim + np.int64(label_indices[j]) * n_labels + label
-                values[k] = coef * label_data[j]
-                k += 1
+    k = _label_rows(label_indptr, label_indices, label_data, predicted, labels, part_dim,
+                    n_labels, indices, values, k)
+    _label_rows(label_indptr, label_indices, label_data, gold, gold_labels, part_dim,
+                n_labels, indices, values, k)
     return indices, values
+
+
+@numba.njit(cache=True)
+def _row_lengths(indptr, coefs):
+    """Number of stored entries in the rows ``r`` of a CSR matrix with ``coefs[r] != 0``."""
+    size = 0
+    for r in range(coefs.shape[0]):
+        if coefs[r] != 0.0:
+            size += indptr[r + 1] - indptr[r]
+    return size
+
+
+@numba.njit(cache=True)
+def _label_rows(indptr, indices, data, coefs, labels, part_dim, n_labels, out_indices,
+                out_values, k):
+    """Write, from position ``k`` on, the label features of each ARC row ``a`` with
+    ``coefs[a] != 0`` on label ``labels[a]`` (flat index ``part_dim + feature * n_labels +
+    label``), weighed by ``coefs[a]``; return the next free position."""
+    for a in range(coefs.shape[0]):
+        coef = coefs[a]
+        if coef != 0.0:
+            for j in range(indptr[a], indptr[a + 1]):
+                out_indices[k] = part_dim + np.int64(indices[j]) * n_labels + labels[a]
+                out_values[k] = coef * data[j]
+                k += 1
+    return k
