@@ -153,6 +153,8 @@ def run_trainer(spec: str, prepared: training.Prepared, config: TrainConfig, arg
                             args.time_limit)
         row.update({f"{decoder_name}_{k}": v for k, v in scores.items()})
     row["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if args.save_models:        # for eval/weight_blocks.py
+        Parser(model, config).save(Path(args.save_models) / f"{spec.replace(':', '_')}.npz")
     pipe.send(row)
 
 
@@ -193,6 +195,9 @@ def main() -> None:
                     help="also parse dev (LP) every K epochs, outside the budget's clock, "
                          "into the curve of OUT.json (dev_uas); 0: only after training")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--save-models", metavar="DIR", default=None,
+                    help="also write each trainer's model file into DIR (an existing "
+                         "folder), named after its spec, for eval/weight_blocks.py")
     ap.add_argument("--append", action="store_true",
                     help="add --trainers to an earlier run's rows in OUT.json (its first row "
                          "stays the reference and sets the budget); same data and options")
@@ -202,6 +207,8 @@ def main() -> None:
                     help="with --replot: draw the rows of these earlier runs' RUN.json "
                          "in the same figure")
     args = ap.parse_args()
+    if args.save_models and not Path(args.save_models).is_dir():
+        ap.error(f"--save-models: {args.save_models} is not a folder")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     out = Path(args.out) if args.out else RESULTS / f"trainers_{args.treebank}_order{args.order}"
     if args.replot:
