@@ -14,6 +14,8 @@ to the norm of the part block's own, as the two models' scales may differ), and 
 ``eval/results/weight_blocks_{treebank}.{json,md}``: dev UAS/LAS per combination, and per
 block each model's norm and the cosine between the two models' blocks. If swapping one
 block moves the UAS from one model's to the other's, that block carries the difference.
+Every pairing parses with A's pruner and decoder settings (the same as B's for two
+models of one ``eval/trainers.py`` run).
 """
 
 from __future__ import annotations
