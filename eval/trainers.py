@@ -324,24 +324,31 @@ def plot(rows: list[dict], out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    traced = [row for row in rows if any("dev_uas" in c for c in row["curve"])]
+    def dev_points(row):
+        """(P(w), dev UAS) along the curve (--dev-every) and at the end."""
+        points = [(c["P"], c["dev_uas"]) for c in row["curve"] if "dev_uas" in c]
+        return points + ([(row["final_P"], row["lp_uas"])] if "lp_uas" in row else [])
+
+    traced = [row for row in rows if dev_points(row)]
     fig, axes = plt.subplots(1, 3 if traced else 2, figsize=(18 if traced else 12, 4.5))
     left, right = axes[:2]
-    for row in traced:         # --dev-every: how dev UAS moves with the objective
-        points = [(c["P"], c["dev_uas"]) for c in row["curve"] if "dev_uas" in c]
-        axes[2].plot(*zip(*points), marker="o", label=row["trainer"])
+    for i, row in enumerate(rows):      # one colour per trainer in every panel
+        color = f"C{i % 10}"
+        if dev_points(row):  # how dev UAS moves with the objective
+            axes[2].plot(*zip(*dev_points(row)), marker="o", color=color,
+                         label=row["trainer"])
+        seconds = [c["seconds"] for c in row["curve"]]
+        left.plot(seconds, [c["P"] for c in row["curve"]], marker="o", color=color,
+                  label=row["trainer"])
+        for key, style in (("duality_gap", "-"), ("dual_value", "--"), ("G", ":")):
+            values = [c[key] for c in row["curve"] if key in c]
+            if values:
+                right.plot(seconds[:len(values)], values, style, marker=".", color=color,
+                           label=f"{row['trainer']}: {key}")
     if traced:
         axes[2].set(xlabel="P(w) (relaxed primal)", ylabel="dev UAS (LP)", xscale="log")
         axes[2].invert_xaxis()
         axes[2].legend(fontsize="small")
-    for row in rows:
-        seconds = [c["seconds"] for c in row["curve"]]
-        left.plot(seconds, [c["P"] for c in row["curve"]], marker="o", label=row["trainer"])
-        for key in ("duality_gap", "dual_value", "G"):
-            values = [c[key] for c in row["curve"] if key in c]
-            if values:
-                right.plot(seconds[:len(values)], values, marker=".",
-                           label=f"{row['trainer']}: {key}")
     left.set(xlabel="training CPU seconds", ylabel="P(w) (relaxed primal)", yscale="log")
     right.set(xlabel="training CPU seconds", ylabel="certificate", yscale="symlog")
     left.legend()
