@@ -56,6 +56,8 @@ def main() -> None:
     for path in args.models:
         if not Path(path).is_file():
             ap.error(f"--models: {path} is not a file")
+    if Path(args.models[0]).stem == Path(args.models[1]).stem:
+        ap.error("--models: the two files need different names (the table names them so)")
     a, b = (Parser.load(path) for path in args.models)
     if a.model.dim != b.model.dim or a.model.labels != b.model.labels:
         ap.error("--models: the two models have different feature spaces or labels")
