@@ -558,6 +558,34 @@ def adapted_eta(eta, it, primal_res, dual_res):
 
 
 @njit(cache=True)
+def center_multipliers(deg, pair_i, pair_j, link_var, lam_tree, lam_pair, lam_link):
+    """Shift the multipliers at every variable, in place, by the same amount on each of
+    its ``deg`` links so that they sum to zero there, as AD3's updates keep them: only
+    then is ``g(lambda)`` an upper bound on the graph's LP (a warm start from another
+    graph's multipliers, with links dropped or added, does not sum to zero). Links: the
+    TREE factor's at the arcs (``lam_tree``, the first variables), the pairwise
+    factors' (``lam_pair``, at ``pair_i`` and ``pair_j``), the other factors'
+    (``lam_link`` at ``link_var``)."""
+    excess = np.zeros(deg.shape[0])
+    for a in range(lam_tree.shape[0]):
+        excess[a] = lam_tree[a]
+    for c in range(pair_i.shape[0]):
+        excess[pair_i[c]] += lam_pair[c, 0]
+        excess[pair_j[c]] += lam_pair[c, 1]
+    for l in range(link_var.shape[0]):
+        excess[link_var[l]] += lam_link[l]
+    for v in range(deg.shape[0]):
+        excess[v] /= deg[v]
+    for a in range(lam_tree.shape[0]):
+        lam_tree[a] -= excess[a]
+    for c in range(pair_i.shape[0]):
+        lam_pair[c, 0] -= excess[pair_i[c]]
+        lam_pair[c, 1] -= excess[pair_j[c]]
+    for l in range(link_var.shape[0]):
+        lam_link[l] -= excess[link_var[l]]
+
+
+@njit(cache=True)
 def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, adapt_eta,
         tol, max_iter, qp_iter, cutoff, p, lam_tree, lam_pair):
     """AD3 on the factor graph, all iterations in one call.
@@ -616,15 +644,8 @@ def ad3(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, single_root, eta, ad
         deg[pair_j[c]] += 1.0
     share = unary / deg
     links = A + 2 * P
-    excess = lam_tree.copy()
-    for c in range(P):
-        excess[pair_i[c]] += lam_pair[c, 0]
-        excess[pair_j[c]] += lam_pair[c, 1]
-    excess /= deg
-    lam_tree -= excess
-    for c in range(P):
-        lam_pair[c, 0] -= excess[pair_i[c]]
-        lam_pair[c, 1] -= excess[pair_j[c]]
+    center_multipliers(deg, pair_i, pair_j, np.zeros(0, dtype=np.int64), lam_tree,
+                       lam_pair, np.zeros(0))
     p_new = np.empty(A)
     q_tree = np.empty(A)
     q_pair = np.empty((P, 2))

@@ -27,7 +27,8 @@ from numba import njit
 
 from ._ad3_kernels import (DUAL_EVERY, _insert, _kkt_inverse, _kkt_step, _remove, _schur,
                            _swap_weight, adapted_eta, arc_index, arcs_dual_value,
-                           collect_order2, price_order2, project_order2, tree_active_set)
+                           center_multipliers, collect_order2, price_order2,
+                           project_order2, tree_active_set)
 from ._kernels import OK
 
 VALENCY = 0
@@ -376,10 +377,17 @@ def tree_value(x, unary, pair_i, pair_j, pair_score, kind, link_start, link_var,
 @njit(cache=True)
 def ad3_full(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, kind, link_start,
              link_var, data_start, data, var_type, var_h, var_j, single_root, eta,
-             adapt_eta, tol, max_iter, qp_iter, cutoff):
-    """AD3 on the full-order graph (:class:`decoders.full_graph.FullGraph`), cold start,
-    all iterations in one call: the loop of :func:`decoders._ad3_kernels.ad3` with the
+             adapt_eta, tol, max_iter, qp_iter, cutoff, p, lam_tree, lam_pair, lam_link):
+    """AD3 on the full-order graph (:class:`decoders.full_graph.FullGraph`), all
+    iterations in one call: the loop of :func:`decoders._ad3_kernels.ad3` with the
     graph's other factors projected by :func:`factor_qp`.
+
+    ``p`` (``(V,)`` consensus values), ``lam_tree`` (``(A,)``), ``lam_pair`` (``(P,
+    2)``) and ``lam_link`` (``(Lt,)``, the other factors' links) are the starting point,
+    updated in place (0.5 and zeros: a cold start; another graph's of the same sentence
+    carried over: a warm start, AD3 paper section 7), the multipliers first centred
+    at each variable (:func:`~decoders._ad3_kernels.center_multipliers`). The active
+    sets of the factors' QPs start empty.
 
     Every :data:`~decoders._ad3_kernels.DUAL_EVERY` iterations (from the first) and at
     the last, the dual value ``g(lambda)`` (:func:`full_dual_value`) and the score of the
@@ -414,10 +422,7 @@ def ad3_full(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, kind, link_star
         deg[v] = max(deg[v], 1.0)
     share = unary / deg
     links = A + 2 * P + Lt
-    p = np.full(V, 0.5)
-    lam_tree = np.zeros(A)
-    lam_pair = np.zeros((P, 2))
-    lam_link = np.zeros(Lt)
+    center_multipliers(deg, pair_i, pair_j, link_var, lam_tree, lam_pair, lam_link)
     p_new = np.empty(V)
     q_tree = np.empty(A)
     q_pair = np.empty((P, 2))

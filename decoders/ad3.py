@@ -24,7 +24,7 @@ from . import _ad3_kernels
 from .base import Certificate, DecodeResult, Decoder, register
 from .factor_graph import FactorGraph, largest_score
 from ._kernels import OK
-from .full_graph import FullGraph, FullRelaxation
+from .full_graph import FullGraph, FullRelaxation, FullState
 from .lazy_parts import broken_parts, optimistic
 from .lp import round_relaxed
 from .mst import raise_for_status
@@ -173,8 +173,8 @@ class AD3Decoder(Decoder):
                             stats=stats)
 
     def relax_full(self, parts: Parts, scores: np.ndarray, active: np.ndarray,
-                   cutoff: float = -np.inf,
-                   branchable: np.ndarray | None = None) -> LazyRelaxation:
+                   cutoff: float = -np.inf, branchable: np.ndarray | None = None,
+                   start: FullState | None = None) -> LazyRelaxation:
         """AD3 (:meth:`FullGraph.ad3`, at most ``max_iter`` iterations a call) on the
         full-order factor graph of ``parts`` with the non-projective-arc parts added as
         trees break them (:mod:`decoders.lazy_parts`): on the optimistic program with
@@ -186,7 +186,9 @@ class AD3Decoder(Decoder):
         value is at most ``cutoff``. ``branchable`` (``bool (n_arcs,)``): arcs on which
         the caller would rather branch than make a head active; when the tree breaks a
         part on one, that arc (of the part of largest absolute score) is returned as
-        ``broken_arc`` instead."""
+        ``broken_arc`` instead. ``start``: where AD3 stopped on another graph of the
+        sentence (a branch-and-bound parent's), else a cold start; each round starts
+        where the one before stopped (the new heads' variables and links cold)."""
         iterations = rounds = 0
         broken_arc = -1
         part_heads = parts.index[parts.block(PartType.NONPROJ), 1]
@@ -196,7 +198,8 @@ class AD3Decoder(Decoder):
                                          single_root=self.single_root)
             relaxed = graph.ad3(penalty=self.penalty, adapt_penalty=self.adapt_penalty,
                                 tol=self.tol, max_iter=self.max_iter,
-                                qp_iter=QP_ITERATIONS, cutoff=cutoff)
+                                qp_iter=QP_ITERATIONS, cutoff=cutoff, start=start)
+            start = relaxed.state
             iterations += relaxed.iterations
             rounds += 1
             if relaxed.status != OK:

@@ -35,6 +35,7 @@ from ._kernels import OK
 from .ad3 import AD3Decoder, DualState, full_order, score_scale
 from .base import Budget, Certificate, DecodeResult, register
 from .factor_graph import FactorGraph, largest_score
+from .full_graph import FullState
 from .lp import round_relaxed
 from .mst import raise_for_status
 from .parts import Parts, PartType
@@ -255,7 +256,8 @@ class FullNodes:
     factors, which cost AD3 hundreds to thousands of iterations (on 300 en_ewt dev
     sentences, 70 whose search made a head active took 141 of its 144 s); a head is
     made active only when its broken arc is fixed (in that node and the nodes below
-    it). Cold starts of AD3 (the full kernel takes none)."""
+    it). A child node starts AD3 where its parent's last round stopped
+    (:class:`~decoders.full_graph.FullState`), with its parent's active heads."""
 
     def __init__(self, decoder: AD3Decoder, parts: Parts, scores: np.ndarray) -> None:
         self.decoder, self.parts, self.scores = decoder, parts, scores
@@ -265,13 +267,15 @@ class FullNodes:
         self.scale = largest_score(scores)
         self.rounds = self.most_active = 0
 
-    def solve(self, keep: np.ndarray, cutoff: float, warm: np.ndarray | None
-              ) -> NodeRelaxation:
+    def solve(self, keep: np.ndarray, cutoff: float,
+              warm: tuple[np.ndarray, FullState] | None) -> NodeRelaxation:
         sub, rows = self.parts.restrict(keep)
-        active = np.zeros(self.n + 1, dtype=bool) if warm is None else warm.copy()
+        active, start = ((np.zeros(self.n + 1, dtype=bool), None) if warm is None
+                         else (warm[0].copy(), warm[1]))
         heads_of_word = np.bincount(self.arc_m[keep], minlength=self.n + 1)
         lazy = self.decoder.relax_full(sub, self.scores[rows], active, cutoff,
-                                       branchable=heads_of_word[self.arc_m[keep]] > 1)
+                                       branchable=heads_of_word[self.arc_m[keep]] > 1,
+                                       start=start)
         self.rounds += lazy.rounds
         self.most_active = max(self.most_active, int(active.sum()))
         output = np.zeros(len(self.parts))
@@ -280,7 +284,8 @@ class FullNodes:
         values = np.zeros(self.n_arcs)
         values[kept] = lazy.relaxed.p[:kept.size]
         return NodeRelaxation(lazy.relaxed.dual, output, values, lazy.iterations,
-                              lazy.relaxed.status, active, lazy.relaxed.heads,
+                              lazy.relaxed.status, (active, lazy.relaxed.state),
+                              lazy.relaxed.heads,
                               lazy.tree_score,
                               int(kept[lazy.broken_arc]) if lazy.broken_arc >= 0 else -1)
 

@@ -63,6 +63,11 @@ class FullGraph:
         arcs), and ``(G, K + 1)`` the part rows of its bins.
     arc_start:
         The part row of the first arc.
+    var_key, pair_key, link_key:
+        ``int64``: what each variable, pairwise factor and link of the other factors is
+        about, in the words of the sentence (:func:`_keys`), the same in every graph of
+        one sentence: the file under which :class:`FullState` carries AD3's point and
+        multipliers from one graph to another.
     """
 
     n: int
@@ -86,6 +91,9 @@ class FullGraph:
     valency_factor: np.ndarray
     valency_rows: np.ndarray
     arc_start: int
+    var_key: np.ndarray
+    pair_key: np.ndarray
+    link_key: np.ndarray
 
     @classmethod
     def from_parts(cls, parts: Parts, scores: np.ndarray, *,
@@ -146,7 +154,8 @@ class FullGraph:
         v_factor = np.where(full, np.cumsum(full) - 1, -1)
         constant = float(bins[~full, 0].sum())
         blocks.append((np.full(int(full.sum()), lk.VALENCY), by_group, size[full],
-                       bins[full].ravel(), np.full(int(full.sum()), bins.shape[1])))
+                       bins[full].ravel(), np.full(int(full.sum()), bins.shape[1]),
+                       np.stack([groups[full] // 2, groups[full] % 2, 0 * groups[full]], 1)))
         # non-projective spans: the ancestry of every word strictly inside, then y
         width = np.abs(np_h - np_m) - 1
         part = np.repeat(np.arange(np_h.size), width)
@@ -156,7 +165,8 @@ class FullGraph:
         spans[first[part] + offset] = anc[np_h[part], np.minimum(np_h, np_m)[part] + 1 + offset]
         spans[first + width] = y_start + np.arange(np_h.size)
         blocks.append((np.full(np_h.size, lk.NOT_ALL), spans, width + 1, np.zeros(0),
-                       np.zeros(np_h.size, dtype=np.int64)))
+                       np.zeros(np_h.size, dtype=np.int64),
+                       np.stack([np_h, np_m, 0 * np_h], 1)))
         # the ancestry recursion, per ancestry head h and arc k -> j with j != h
         h = np.repeat(anc_heads, A)
         a = np.tile(np.arange(A), anc_heads.size)
@@ -172,17 +182,23 @@ class FullGraph:
             count = int(chosen.sum())
             blocks.append((np.full(count, kind), np.stack(cols, axis=1).ravel(),
                            np.full(count, len(cols)), np.zeros(0),
-                           np.zeros(count, dtype=np.int64)))
-        kinds, links, link_len, data, data_len = (np.concatenate(c) for c in zip(*blocks))
+                           np.zeros(count, dtype=np.int64),
+                           np.stack([h[chosen], k[chosen], am[a[chosen]]], 1)))
+        kinds, links, link_len, data, data_len, about = (np.concatenate(c)
+                                                         for c in zip(*blocks))
         var_type = np.repeat(np.array([lk.ARC_VAR, lk.ANCESTRY_VAR, lk.SPAN_VAR]),
                              [A, y_start - A, np_h.size])
         var_h = np.concatenate([ah, hh[keep], np_h]).astype(np.int64)
         var_j = np.concatenate([am, jj[keep], np_m]).astype(np.int64)
+        pair_part = np.concatenate(pp).astype(np.int64)
+        var_key, pair_key, link_key = _keys(n, var_type, var_h, var_j,
+                                            parts.index[pair_part], kinds, about,
+                                            link_len, links)
         return cls(n=n, single_root=single_root, arc_h=ah.copy(), arc_m=am.copy(),
                    unary=unary, pair_i=np.concatenate(pi).astype(np.int64),
                    pair_j=np.concatenate(pj).astype(np.int64),
                    pair_score=np.concatenate(ps).astype(np.float64),
-                   pair_part=np.concatenate(pp).astype(np.int64),
+                   pair_part=pair_part,
                    kind=kinds.astype(np.int64),
                    link_start=np.concatenate([[0], np.cumsum(link_len)]).astype(np.int64),
                    link_var=links.astype(np.int64),
@@ -192,34 +208,45 @@ class FullGraph:
                    constant=float(constant),
                    valency_factor=v_factor.astype(np.int64),
                    valency_rows=v_part_rows.astype(np.int64),
-                   arc_start=parts.block(PartType.ARC).start)
+                   arc_start=parts.block(PartType.ARC).start,
+                   var_key=var_key, pair_key=pair_key, link_key=link_key)
 
     @property
     def n_vars(self) -> int:
         return int(self.unary.shape[0])
 
     def ad3(self, *, penalty: float = 0.1, adapt_penalty: bool = True, tol: float = 1e-6,
-            max_iter: int = 10000, qp_iter: int = 10,
-            cutoff: float = -np.inf) -> FullRelaxation:
+            max_iter: int = 10000, qp_iter: int = 10, cutoff: float = -np.inf,
+            start: FullState | None = None) -> FullRelaxation:
         """AD3 on this graph (:func:`decoders._logic_kernels.ad3_full`), the scores
         divided by their largest magnitude (:func:`largest_score`) inside
         and the values multiplied back; the valency constant is added to both bounds.
-        It stops early once the dual value is at most ``cutoff``."""
+        It stops early once the dual value is at most ``cutoff``. ``start``: where AD3
+        stopped on another graph of the sentence (carried over by
+        :meth:`FullState.onto`), else a cold start; the result's ``state`` is where it
+        stops here."""
         scale = largest_score(self.unary, self.pair_score, self.data)
+        start = FullState.cold(self) if start is None else start.onto(self)
+        p, lam_tree, lam_pair, lam_link = (start.p, start.lam_tree / scale,
+                                           start.lam_pair / scale, start.lam_link / scale)
         (p, dual, tree, tree_score, iterations, certified, converged, status, f_act,
          f_beta, f_k, act_start, vec_start) = lk.ad3_full(
             self.n, self.arc_h, self.arc_m, self.unary / scale, self.pair_i, self.pair_j,
             self.pair_score / scale, self.kind, self.link_start, self.link_var,
             self.data_start, self.data / scale, self.var_type, self.var_h, self.var_j,
             self.single_root, float(penalty), adapt_penalty, float(tol), int(max_iter),
-            int(qp_iter), float((cutoff - self.constant) / scale))
+            int(qp_iter), float((cutoff - self.constant) / scale), p, lam_tree, lam_pair,
+            lam_link)
         bins = np.empty(self.valency_rows.shape)
         lk.valency_bins(f_act, f_beta, f_k, act_start, vec_start, self.link_start,
                         self.valency_factor, bins)
         return FullRelaxation(p=p, bins=bins, dual=float(dual * scale + self.constant),
                               heads=tree, tree_score=float(tree_score * scale + self.constant),
                               iterations=int(iterations), certified=bool(certified),
-                              converged=bool(converged), status=int(status))
+                              converged=bool(converged), status=int(status),
+                              state=FullState(self.var_key, p, lam_tree * scale,
+                                              self.pair_key, lam_pair * scale,
+                                              self.link_key, lam_link * scale))
 
     def to_parts(self, n_parts: int, relaxed: FullRelaxation) -> np.ndarray:
         """The structure vector of ``relaxed`` over the ``n_parts`` parts: the arcs'
@@ -254,3 +281,77 @@ class FullRelaxation(NamedTuple):
     """The tree met the dual bound: it is optimal (and the LP tight)."""
     converged: bool
     status: int
+    state: FullState
+    """Where AD3 stopped: a warm start for another graph of the sentence."""
+
+
+class FullState(NamedTuple):
+    """Where AD3 stands on a :class:`FullGraph`: the consensus values ``p`` of its
+    variables, the TREE factor's multipliers ``lam_tree`` (one per arc, the first
+    variables), the pairwise factors' ``lam_pair`` ``(P, 2)`` and the other factors'
+    ``lam_link`` (one per link), in the scores' units (not divided by the graph's
+    scale), each filed under its graph's ``var_key``, ``pair_key`` or ``link_key``.
+
+    Carried to another graph of the same sentence (:meth:`onto`: a branch-and-bound
+    child's, with fewer arcs; a lazy round's, with more heads active), what both graphs
+    have keeps its value and the rest starts cold (0.5, 0); the kernel then centres the
+    multipliers at each variable, so that the dual value stays an upper bound."""
+
+    var_key: np.ndarray
+    p: np.ndarray
+    lam_tree: np.ndarray
+    pair_key: np.ndarray
+    lam_pair: np.ndarray
+    link_key: np.ndarray
+    lam_link: np.ndarray
+
+    @classmethod
+    def cold(cls, graph: FullGraph) -> FullState:
+        """AD3's start: every variable at 0.5, every multiplier 0."""
+        return cls(graph.var_key, np.full(graph.n_vars, 0.5), np.zeros(graph.arc_h.size),
+                   graph.pair_key, np.zeros((graph.pair_key.size, 2)), graph.link_key,
+                   np.zeros(graph.link_key.size))
+
+    def onto(self, graph: FullGraph) -> FullState:
+        """This state as a start on ``graph`` (a new state; this one is unchanged)."""
+        A = graph.arc_h.size
+        return FullState(graph.var_key, _carried(self.var_key, self.p, graph.var_key, 0.5),
+                         _carried(self.var_key[:self.lam_tree.size], self.lam_tree,
+                                  graph.var_key[:A], 0.0),
+                         graph.pair_key,
+                         _carried(self.pair_key, self.lam_pair, graph.pair_key, 0.0),
+                         graph.link_key,
+                         _carried(self.link_key, self.lam_link, graph.link_key, 0.0))
+
+
+def _carried(keys: np.ndarray, values: np.ndarray, onto: np.ndarray,
+             default: float) -> np.ndarray:
+    """``values`` (one row per key of ``keys``) at the keys ``onto``; ``default`` where
+    ``keys`` has no such key."""
+    out = np.full((onto.size,) + values.shape[1:], default)
+    if keys.size:
+        order = np.argsort(keys)
+        pos = order[np.minimum(np.searchsorted(keys, onto, sorter=order), keys.size - 1)]
+        found = keys[pos] == onto
+        out[found] = values[pos[found]]
+    return out
+
+
+def _keys(n: int, var_type: np.ndarray, var_h: np.ndarray, var_j: np.ndarray,
+          pair_index: np.ndarray, kind: np.ndarray, about: np.ndarray,
+          link_len: np.ndarray, link_var: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Keys of a graph's variables (their type and two words), pairwise factors (their
+    part's row of ``Parts.index``: type, h, m, x) and links (the factor's kind and the
+    three words ``about`` it, ``(F, 3)``: a VALENCY factor's head and side, a NOT-ALL
+    factor's non-projective arc, a small factor's ancestry head and arc; then the
+    linked variable's key): integers unique within the graph, equal across graphs of
+    one sentence for the same thing."""
+    N = n + 2
+    var_key = (var_type * N + var_h) * N + var_j
+    pair_key = ((pair_index[:, 0] * N + pair_index[:, 1]) * N + pair_index[:, 2]) * N \
+        + pair_index[:, 3] + 1
+    factor_key = ((kind * N + about[:, 0]) * N + about[:, 1]) * N + about[:, 2]
+    link_key = np.repeat(factor_key, link_len) * (3 * N * N) + var_key[link_var]
+    return (var_key.astype(np.int64), pair_key.astype(np.int64),
+            link_key.astype(np.int64))
