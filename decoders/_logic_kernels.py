@@ -51,25 +51,29 @@ def factor_map(kind, theta, data, scale, state):
     L = theta.shape[0]
     state[:] = 0
     if kind == VALENCY:
-        order = np.argsort(-theta)
+        # the k best links for k = 0 .. K, found one by one (K is a handful, and a
+        # sort of all L links allocated on every call): state[i] = the rank of link i
         K = data.shape[0] - 1
         best, best_k, running, positive = -np.inf, 0, 0.0, 0.0
         for i in range(L):
             positive += max(0.0, theta[i])
         for k in range(min(K, L) + 1):
             if k > 0:
-                running += theta[order[k - 1]]
-                positive -= max(0.0, theta[order[k - 1]])
+                top = -1
+                for i in range(L):
+                    if state[i] == 0 and (top < 0 or theta[i] > theta[top]):
+                        top = i
+                state[top] = k
+                running += theta[top]
+                positive -= max(0.0, theta[top])
             value = running + scale * data[k] if k < K else \
                 running + positive + scale * data[K]
             if value > best:
                 best, best_k = value, k
-        for i in range(best_k):
-            state[order[i]] = 1
-        if best_k == K:
-            for i in range(K, L):
-                if theta[order[i]] > 0.0:
-                    state[order[i]] = 1
+        for i in range(L):
+            rank = state[i]
+            state[i] = 1 if 0 < rank <= best_k or (
+                rank == 0 and best_k == K and theta[i] > 0.0) else 0
         return best, data[best_k]
     if kind == NOT_ALL:
         J = L - 1
