@@ -21,6 +21,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from . import _ad3_kernels
+from ._ad3_kernels import QP_ITERATIONS
 from .base import Certificate, DecodeResult, Decoder, register
 from .factor_graph import FactorGraph, largest_score
 from ._kernels import OK
@@ -39,10 +40,6 @@ LABELED_ITERATIONS = 100
 node's dual value bounds it however early AD3 stops, and a node is a tree to check, not
 the final LP; as ``ad3-exact``'s nodes. With 10,000, a constrained en_ewt sentence
 cost 5.4 s of AD3 on a model of 400 sentences (0.46 s a node)."""
-
-#: Active-set iterations of the TREE factor's QP per AD3 iteration (the authors' 10 for
-#: ``GenericFactor``); the active set is kept from one AD3 iteration to the next.
-QP_ITERATIONS = 10
 
 
 @register("ad3")

@@ -31,6 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _logic_kernels as lk
+from ._ad3_kernels import QP_ITERATIONS
 from .factor_graph import largest_score
 from .parts import Parts, PartType
 
@@ -216,7 +217,7 @@ class FullGraph:
         return int(self.unary.shape[0])
 
     def ad3(self, *, penalty: float = 0.1, adapt_penalty: bool = True, tol: float = 1e-6,
-            max_iter: int = 10000, qp_iter: int = 10, cutoff: float = -np.inf,
+            max_iter: int = 10000, qp_iter: int = QP_ITERATIONS, cutoff: float = -np.inf,
             start: FullState | None = None) -> FullRelaxation:
         """AD3 on this graph (:func:`decoders._logic_kernels.ad3_full`), the scores
         divided by their largest magnitude (:func:`largest_score`) inside
