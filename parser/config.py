@@ -93,9 +93,9 @@ def default_decoder(parts: dict) -> str:
     decoding by AD3's branch and bound where the order-2 factor graph holds the parts
     (all-pairs siblings: the ILP's trees, 6-7x faster on en_ewt,
     ``eval/results/decoders_en_ewt.md``), else the ILP. Not at full order: there
-    ``ad3-exact`` is 5.9x the ILP's speed, but SSG's relaxed inference would follow
+    ``ad3-exact`` is 12.8x the ILP's speed, but SSG's relaxed inference would follow
     it to ``ad3``, whose relaxation (non-projective parts added lazily, ancestry by the
-    tree recursion) runs at 0.3x HiGHS's LP and parses 0.4 UAS below it
+    tree recursion) runs at 0.4x HiGHS's LP and parses 0.19 UAS below it
     (``eval/results/decoders_en_ewt_full_order.md``)."""
     offsets = set(build_parts(3, **parts).offsets)
     if offsets <= decoder_class("mst").part_types:
