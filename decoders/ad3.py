@@ -194,8 +194,8 @@ class AD3Decoder(Decoder):
             graph = FullGraph.from_parts(program.parts, program.scores,
                                          single_root=self.single_root)
             relaxed = graph.ad3(penalty=self.penalty, adapt_penalty=self.adapt_penalty,
-                                tol=self.tol, max_iter=self.max_iter,
-                                qp_iter=QP_ITERATIONS, cutoff=cutoff, start=start)
+                                tol=self.tol, max_iter=self.max_iter, cutoff=cutoff,
+                                start=start)
             start = relaxed.state
             iterations += relaxed.iterations
             rounds += 1

@@ -334,9 +334,9 @@ def plot(rows: list[dict], out: Path) -> None:
     left, right = axes[:2]
     for i, row in enumerate(rows):      # one colour per trainer in every panel
         color = f"C{i % 10}"
-        if dev_points(row):  # how dev UAS moves with the objective
-            axes[2].plot(*zip(*dev_points(row)), marker="o", color=color,
-                         label=row["trainer"])
+        points = dev_points(row)
+        if points:           # how dev UAS moves with the objective
+            axes[2].plot(*zip(*points), marker="o", color=color, label=row["trainer"])
         seconds = [c["seconds"] for c in row["curve"]]
         left.plot(seconds, [c["P"] for c in row["curve"]], marker="o", color=color,
                   label=row["trainer"])
