@@ -26,7 +26,7 @@ from .base import Certificate, DecodeResult, Decoder, register
 from .factor_graph import FactorGraph, largest_score
 from ._kernels import OK
 from .full_graph import FullGraph, FullRelaxation, FullState
-from .lazy_parts import broken_parts, optimistic
+from .lazy_parts import optimistic
 from .lp import round_relaxed
 from .mst import raise_for_status
 from .parts import Parts, PartType
@@ -141,8 +141,7 @@ class AD3Decoder(Decoder):
 
     def _decode_full(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
         """:meth:`relax_full`, then the certified tree as the ``output`` (an optimum of
-        the full program and of its LP, the multi-commodity program's with
-        ``ancestry="tree"``), else the last program's consensus point rounded as
+        the full program), else the last program's consensus point rounded as
         :meth:`decode` rounds, and the best tree AD3 saw kept when it scores higher.
         ``stats`` adds ``rounds`` (AD3 calls) and ``active_heads``."""
         start = time.perf_counter()
@@ -205,7 +204,7 @@ class AD3Decoder(Decoder):
             tree = parts.from_heads(relaxed.heads)
             if relaxed.dual <= cutoff:
                 break
-            broken = broken_parts(parts, scores, tree) & ~active[part_heads]
+            broken = program.broken(parts, scores, tree)
             if not broken.any():
                 break
             if branchable is not None:
