@@ -8,7 +8,10 @@ number of them scored by bins; its polytope is the convex hull of
 some input is 0: the "non-projective span" of a non-projective-arc part, ``y = OR_j NOT
 p_hj`` over the ancestry variables of the words the arc spans), and small ones whose
 states are listed: IMPLY (``x <= y``), NAND (``x + y <= 1``) and EQUAL-IF (``|x - y| <=
-1 - z``: the tree recursion of ancestry, ``p_hj = p_hk`` when ``k -> j``). Every one of
+1 - z``: the tree recursion of ancestry, ``p_hj = p_hk`` when ``k -> j``), and the
+GRANDPARENT STAR of a word h (its one head g, any set of its children M, the
+grandparent parts ``(g, h, m)`` scored as products: the grandparent head automaton of
+Koo et al. 2010 and TurboParser without the siblings). Every one of
 them is touched only through its MAP oracle (:func:`factor_map`), as AD3's generic
 factors are (Martins et al., JMLR 2015, section 5.2, Algorithm 2).
 
@@ -41,6 +44,13 @@ NAND = 3
 """Links ``(x, y)``: ``x + y <= 1``."""
 EQUAL_IF = 4
 """Links ``(x, y, z)``: ``x == y`` when ``z == 1``."""
+GRAND_STAR = 16
+"""Kind ``GRAND_STAR + G``: links the word's ``G`` candidate head arcs ``z_gh`` then its
+``M`` candidate child arcs ``z_hm``; exactly one head arc is 1; ``data`` the ``(G, M)``
+grandparent scores ``w_gm`` (row-major; 0 where there is no part), scoring ``w_gm`` when
+``z_gh = z_hm = 1``. Its polytope is the hull of ``(e_g, s, e_g s^T)``: with the products,
+``sum_g u_gm = z_hm`` and ``0 <= u_gm <= z_gh`` (a disjunction over the head, Balas),
+which the pairwise factors of the same parts do not imply."""
 
 
 @njit(cache=True)
@@ -50,6 +60,25 @@ def factor_map(kind, theta, data, scale, state):
     (``int64 (L,)``) receives ``s``; returns ``(theta . s + scale e(s), e(s))``."""
     L = theta.shape[0]
     state[:] = 0
+    if kind >= GRAND_STAR:
+        # per head g: its arc and every child whose arc and product gain
+        G = kind - GRAND_STAR
+        M = L - G
+        best, best_g = -np.inf, 0
+        for g in range(G):
+            value = theta[g]
+            for m in range(M):
+                value += max(0.0, theta[G + m] + scale * data[g * M + m])
+            if value > best:
+                best, best_g = value, g
+        state[best_g] = 1
+        own = 0.0
+        for m in range(M):
+            w = data[best_g * M + m]
+            if theta[G + m] + scale * w > 0.0:
+                state[G + m] = 1
+                own += w
+        return best, own
     if kind == VALENCY:
         # the k best links for k = 0 .. K, found one by one (K is a handful, and a
         # sort of all L links allocated on every call): state[i] = the rank of link i
@@ -369,13 +398,44 @@ def tree_value(x, unary, pair_i, pair_j, pair_score, kind, link_start, link_var,
     for c in range(pair_i.shape[0]):
         total += pair_score[c] * x[pair_i[c]] * x[pair_j[c]]
     for f in range(kind.shape[0]):
+        lo = link_start[f]
         if kind[f] == VALENCY:
             count = 0.0
-            for l in range(link_start[f], link_start[f + 1]):
+            for l in range(lo, link_start[f + 1]):
                 count += x[link_var[l]]
             K = data_start[f + 1] - data_start[f] - 1
             total += data[data_start[f] + min(int(count + 0.5), K)]
+        elif kind[f] >= GRAND_STAR:
+            G = kind[f] - GRAND_STAR
+            M = link_start[f + 1] - lo - G
+            for g in range(G):
+                if x[link_var[lo + g]] > 0.5:
+                    for m in range(M):
+                        total += data[data_start[f] + g * M + m] * x[link_var[lo + G + m]]
     return total
+
+
+@njit(cache=True)
+def star_products(f_act, f_beta, f_k, act_start, vec_start, link_start, data_start,
+                  kind, out):
+    """``out`` (as long as ``data``): at each GRAND_STAR factor's score ``w_gm``, the
+    marginal of its product ``z_gh z_hm``, the weights of its active vertices where both
+    are 1 summed; 0 elsewhere."""
+    out[:] = 0.0
+    for f in range(kind.shape[0]):
+        if kind[f] < GRAND_STAR:
+            continue
+        G = kind[f] - GRAND_STAR
+        L = link_start[f + 1] - link_start[f]
+        M = L - G
+        for i in range(f_k[f]):
+            row = act_start[f] + i * L
+            weight = f_beta[vec_start[f] + i]
+            for g in range(G):
+                if f_act[row + g] == 1:
+                    for m in range(M):
+                        if f_act[row + G + m] == 1:
+                            out[data_start[f] + g * M + m] += weight
 
 
 @njit(cache=True)
@@ -481,7 +541,7 @@ def ad3_full(n, arc_h, arc_m, unary, pair_i, pair_j, pair_score, kind, link_star
             fc = f_cap[f]
             for l in range(lo, hi):
                 t[l - lo] = p[link_var[l]] + (share[link_var[l]] + lam_link[l]) / eta
-            if kind[f] >= IMPLY:
+            if IMPLY <= kind[f] <= EQUAL_IF:
                 small_qp(kind[f], t[:L], q_link[lo:hi], work)
                 continue
             f_k[f] = factor_qp(kind[f], data[data_start[f]:data_start[f + 1]], t[:L],

@@ -28,7 +28,11 @@ Constraints (``A_ub x <= b_ub``, ``A_eq x = b_eq``):
   [j == k]`` for every word j; ``phi^k_a <= z_a``. Single-commodity flow: ``sum_m phi_0m
   = n``; ``sum_h phi_hj - sum_m phi_jm = 1``; ``phi_a <= n z_a``;
 * grandparents and all-pairs siblings, ``u = z_a AND z_b``: ``u <= z_a``, ``u <= z_b``,
-  ``u >= z_a + z_b - 1``;
+  ``u >= z_a + z_b - 1``; with ``grandparent="star"`` also, per child arc h -> m of a
+  word with grandparent parts, ``sum_g u_ghm <= z_hm`` and ``z_hm - sum_g (u_ghm - z_gh)
+  <= 1`` over its parts (g, h, m): since h has one head, the projection of ``sum over
+  every head g of h of u_ghm = z_hm``, the hull of h's grandparent star (Balas), which
+  the pairwise rows do not imply (``decoders._logic_kernels.GRAND_STAR``);
 * consecutive siblings: per head and side, the parts are the arcs of a path graph
   START -> children (outwards) -> END, and are constrained as a unit flow through it that
   enters and leaves child m exactly ``z_hm`` times (``sum_s u_hhs = 1``;
@@ -85,6 +89,7 @@ from .parts import Parts, PartType
 
 FLOWS = ("multi", "single")
 ANCESTRIES = ("flow", "tree", "product")
+GRANDPARENTS = ("pairs", "star")
 COMMODITIES_AT_ONCE = 16
 """Commodities of the multi-commodity flow whose rows are made between two checks of
 the time budget."""
@@ -170,7 +175,7 @@ class _Rows:
 
 def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
                       single_root: bool = True, flow: str = "multi",
-                      ancestry: str | None = None,
+                      ancestry: str | None = None, grandparent: str = "pairs",
                       budget: Budget | None = None) -> Formulation:
     """The ILP of ``parts`` (module docstring) with objective ``scores`` (default 0).
 
@@ -189,6 +194,9 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
         How the ancestry of non-projective-arc parts is tied to the arcs: ``"flow"``,
         ``"tree"`` or ``"product"`` (module docstring); by default ``"flow"`` on the
         multi-commodity flow and ``"tree"`` on the single one (which has no ``"flow"``).
+    grandparent:
+        ``"pairs"`` (the product rows) or ``"star"`` (those and the star rows; module
+        docstring): the LP of AD3's full-order graph (:mod:`decoders.full_graph`).
     budget:
         A time budget, checked between the families of constraints (raising
         :class:`~decoders.base.TimeLimitReached` with stage ``"build"`` when spent).
@@ -201,6 +209,8 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
         ancestry = "flow" if flow == "multi" else "tree"
     if ancestry not in ANCESTRIES:
         raise ValueError(f"ancestry must be one of {ANCESTRIES}, not {ancestry!r}")
+    if grandparent not in GRANDPARENTS:
+        raise ValueError(f"grandparent must be one of {GRANDPARENTS}, not {grandparent!r}")
     if ancestry == "flow" and flow != "multi":
         raise ValueError("ancestry 'flow' needs the multi-commodity flow")
     n = parts.n
@@ -256,6 +266,8 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
             a = arc_var[h, m]
             b = arc_var[x, h] if part_type == PartType.GRANDPARENT else arc_var[h, x]
             _product(ub, np.arange(rows.start, rows.stop), a, b)
+    if grandparent == "star" and _has(parts, PartType.GRANDPARENT):
+        _grandparent_stars(ub, parts, arc_var)
 
     if _has(parts, PartType.CONSECUTIVE_SIBLING):
         _consecutive_siblings(eq, parts, ah, am, z)
@@ -344,6 +356,26 @@ def _product(ub: _Rows, u, a, b) -> None:
     ub.add_dense(np.zeros(k), np.stack([u, a], axis=1), [1.0, -1.0])
     ub.add_dense(np.zeros(k), np.stack([u, b], axis=1), [1.0, -1.0])
     ub.add_dense(np.ones(k), np.stack([a, b, u], axis=1), [1.0, 1.0, -1.0])
+
+
+def _grandparent_stars(ub: _Rows, parts: Parts, arc_var) -> None:
+    """The star rows of every child arc of a word with grandparent parts (module
+    docstring)."""
+    rows = parts.block(PartType.GRANDPARENT)
+    h, m, g = (parts.index[rows, c] for c in (1, 2, 3))
+    arcs = parts.arcs
+    child = np.flatnonzero(np.isin(arcs[:, 0], np.unique(h)))
+    row_of = np.full(arcs.shape[0], -1, dtype=np.int64)
+    row_of[child] = np.arange(child.size)
+    r = row_of[parts.arc_ids()[h, m]]
+    own = np.arange(child.size)
+    z_hm = arc_var[arcs[child, 0], arcs[child, 1]]
+    u = np.arange(rows.start, rows.stop)
+    ub.add(np.zeros(child.size), np.concatenate([r, own]), np.concatenate([u, z_hm]),
+           np.concatenate([np.ones(u.size), -np.ones(child.size)]))
+    ub.add(np.ones(child.size), np.concatenate([own, r, r]),
+           np.concatenate([z_hm, u, arc_var[g, h]]),
+           np.concatenate([np.ones(child.size), -np.ones(u.size), np.ones(u.size)]))
 
 
 def _consecutive_siblings(eq: _Rows, parts: Parts, ah, am, z) -> None:

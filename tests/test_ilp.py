@@ -154,6 +154,36 @@ def test_product_ancestry_is_at_least_as_tight_as_tree():
             assert form.c @ x - 1e-7 <= value["product"] <= value["tree"] + 1e-7
 
 
+def test_grandparent_star_is_exact_and_tighter():
+    """The grandparent star rows (:mod:`decoders.formulation`) keep the best tree the
+    program's optimum (brute force, pruned and not) and never loosen the LP; on these
+    instances they tighten it, as the pairwise rows alone admit two half heads of a
+    word each paired with a whole child."""
+    rng = np.random.default_rng(12)
+    tighter = 0
+    for pruned in (False, True):
+        parts, trees, Z = structures(5, "full", False, True)
+        if pruned:
+            parts = build_parts(5, pruned_arcs(5, rng, heads_per_word=3), order="full")
+            Z = np.stack([parts.from_heads(h) for h in trees
+                          if all(h[m] in parts.arcs[parts.arcs[:, 1] == m, 0]
+                                 for m in range(1, 6))])
+        for _ in range(3):
+            scores = random_scores(parts, rng)
+            value = {}
+            for grandparent in ("pairs", "star"):
+                form = build_formulation(parts, scores, grandparent=grandparent)
+                value[grandparent] = linprog(
+                    -form.c, form.A_ub, form.b_ub, form.A_eq, form.b_eq,
+                    np.stack([form.lower, form.upper], axis=1), method="highs").fun * -1
+            x, optimal, _ = solve_highs(form)
+            assert optimal
+            assert form.c @ x == pytest.approx((Z @ scores).max(), abs=1e-6)
+            assert form.c @ x - 1e-7 <= value["star"] <= value["pairs"] + 1e-7
+            tighter += value["star"] < value["pairs"] - 1e-6
+    assert tighter > 0
+
+
 def test_ancestry_flow_needs_multi_commodity():
     parts = build_parts(4, order="full")
     with pytest.raises(ValueError, match="multi-commodity"):

@@ -16,7 +16,12 @@ def states(kind, L, data):
     rows, own = [], []
     for bits in itertools.product((0, 1), repeat=L):
         s = np.array(bits)
-        if kind == lk.VALENCY:
+        if kind >= lk.GRAND_STAR:
+            G = kind - lk.GRAND_STAR
+            if s[:G].sum() == 1:
+                rows.append(s)
+                own.append(data.reshape(G, L - G)[np.argmax(s[:G])] @ s[G:])
+        elif kind == lk.VALENCY:
             rows.append(s)
             own.append(data[min(int(s.sum()), data.size - 1)])
         elif kind == lk.NOT_ALL:
@@ -32,7 +37,18 @@ def states(kind, L, data):
 
 CASES = [(lk.VALENCY, L, K) for L in (0, 1, 2, 3, 5) for K in (1, 2, 3)] + \
         [(lk.NOT_ALL, L, 0) for L in (1, 2, 3, 5)] + \
-        [(lk.IMPLY, 2, 0), (lk.NAND, 2, 0), (lk.EQUAL_IF, 3, 0)]
+        [(lk.IMPLY, 2, 0), (lk.NAND, 2, 0), (lk.EQUAL_IF, 3, 0)] + \
+        [(lk.GRAND_STAR + G, G + M, 0) for G, M in ((1, 0), (1, 2), (2, 1), (3, 3), (2, 5))]
+
+
+def factor_data(kind, L, K, rng):
+    """Random own scores of a factor: VALENCY's bins, GRAND_STAR's products."""
+    if kind == lk.VALENCY:
+        return rng.normal(size=K + 1)
+    if kind >= lk.GRAND_STAR:
+        G = kind - lk.GRAND_STAR
+        return rng.normal(size=G * (L - G))
+    return np.zeros(0)
 
 
 @pytest.mark.parametrize("kind, L, K", CASES)
@@ -40,7 +56,7 @@ def test_map_equals_enumeration(kind, L, K):
     rng = np.random.default_rng([kind, L, K])
     for _ in range(30):
         theta = rng.normal(size=L)
-        data = rng.normal(size=K + 1) if kind == lk.VALENCY else np.zeros(0)
+        data = factor_data(kind, L, K, rng)
         S, own = states(kind, L, data)
         values = S @ theta + own
         state = np.empty(L, dtype=np.int64)
@@ -61,7 +77,7 @@ def test_qp_is_optimal_over_every_vertex(kind, L, K):
     own, beta = np.zeros(cap), np.zeros(cap)
     gram, minv = np.zeros((cap, cap)), np.zeros((cap + 1, cap + 1))
     k = 0
-    data = rng.normal(size=K + 1) if kind == lk.VALENCY else np.zeros(0)
+    data = factor_data(kind, L, K, rng)
     S, own_all = states(kind, L, data)
     q = np.empty(L)
     for _ in range(25):
