@@ -260,8 +260,9 @@ class FullGraph:
         products = np.empty(self.data.size)
         lk.star_products(f_act, f_beta, f_k, act_start, vec_start, self.link_start,
                          self.data_start, self.kind, products)
-        return FullRelaxation(p=p, bins=bins, grand=products[self.grand_cell], dual=float(dual * scale + self.constant),
-                              heads=tree, tree_score=float(tree_score * scale + self.constant),
+        return FullRelaxation(p=p, bins=bins, grand=products[self.grand_cell],
+                              dual=float(dual * scale + self.constant), heads=tree,
+                              tree_score=float(tree_score * scale + self.constant),
                               iterations=int(iterations), certified=bool(certified),
                               converged=bool(converged), status=int(status),
                               state=FullState(self.var_key, p, lam_tree * scale,
