@@ -148,12 +148,14 @@ class _Program:
 
 
 def build_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
-                  single_root: bool, flow: str = "single") -> _Program:
+                  single_root: bool, flow: str = "single",
+                  grandparent: str = "pairs") -> _Program:
     """The program of :func:`~decoders.formulation.build_formulation` with the label
     variables and the (non-lazy) constraints of ``problem`` appended."""
     if problem.projective.size:
         flow = "multi"                  # its flows give ancestry (_projective_rows)
-    form = build_formulation(parts, scores, single_root=single_root, flow=flow)
+    form = build_formulation(parts, scores, single_root=single_root, flow=flow,
+                             grandparent=grandparent)
     arcs = parts.arcs
     arc_rows = parts.block(PartType.ARC)
     ah, am = arcs[:, 0], arcs[:, 1]
@@ -327,7 +329,8 @@ def projectivity_violations(heads: np.ndarray, is_projective_label: np.ndarray
 
 def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
                   single_root: bool, relaxed: bool = False, flow: str = "single",
-                  time_limit: float | None = None) -> LabeledResult:
+                  grandparent: str = "pairs", time_limit: float | None = None
+                  ) -> LabeledResult:
     """The best labeled tree under ``scores`` (one per part) and ``problem``.
 
     The LP relaxation of :func:`build_labeled` is solved first (HiGHS); when its arc and
@@ -348,7 +351,8 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
     from scipy.optimize import LinearConstraint, linprog, milp  # 0.4 s: not at start-up
 
     start = time.perf_counter()
-    program = build_labeled(parts, scores, problem, single_root=single_root, flow=flow)
+    program = build_labeled(parts, scores, problem, single_root=single_root, flow=flow,
+                            grandparent=grandparent)
     built = time.perf_counter()
     stats = {"time_build": built - start, "cut_rounds": 0, "cuts": 0, "branched": False,
              "rule_fallback": False, "fallback": False, "relaxed": relaxed}

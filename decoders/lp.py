@@ -11,11 +11,12 @@ optimal ILP solution.
 from __future__ import annotations
 
 import time
+from typing import Literal
 
 import numpy as np
 
 from .base import Budget, Certificate, DecodeResult, Decoder, TimeLimitReached, register
-from .formulation import FLOWS, Formulation, build_formulation
+from .formulation import FLOWS, GRANDPARENTS, Formulation, build_formulation
 from .local_search import local_search
 from .mst import fallback_result, round_to_tree
 from .parts import Parts, PartType
@@ -149,6 +150,10 @@ class LPDecoder(Decoder):
         Exactly one root child (see :class:`Decoder`).
     flow:
         ``"multi"`` (tight for arc-factored scores) or ``"single"`` commodity flow.
+    grandparent:
+        ``"pairs"``: each grandparent part's product rows; ``"star"``: also each word's
+        star rows (:func:`build_formulation`), the relaxation of AD3's full-order graph,
+        tighter where a word's head is split.
     method:
         ``"auto"`` (:func:`lp_method`), ``"highs-ds"`` or ``"highs-ipm"``.
     search:
@@ -175,6 +180,7 @@ class LPDecoder(Decoder):
     honors_constraints = True
 
     def __init__(self, *, single_root: bool = True, flow: str = "multi",
+                 grandparent: Literal["pairs", "star"] = "pairs",
                  method: str = "auto", search: bool = True,
                  time_limit: float | None = None) -> None:
         super().__init__(single_root=single_root)
@@ -182,7 +188,10 @@ class LPDecoder(Decoder):
             raise ValueError(f"flow must be one of {FLOWS}, not {flow!r}")
         if time_limit is not None and time_limit <= 0:
             raise ValueError(f"time_limit must be positive, not {time_limit}")
+        if grandparent not in GRANDPARENTS:
+            raise ValueError(f"grandparent must be one of {GRANDPARENTS}, not {grandparent!r}")
         self.flow = flow
+        self.grandparent = grandparent
         self.method = method
         self.search = search
         self.time_limit = time_limit
@@ -200,7 +209,8 @@ class LPDecoder(Decoder):
         from .labeled import solve_labeled
 
         return solve_labeled(parts, scores, problem, single_root=self.single_root,
-                             relaxed=True, flow=self.flow, time_limit=self.time_limit)
+                             relaxed=True, flow=self.flow, grandparent=self.grandparent,
+                             time_limit=self.time_limit)
 
     def certificate(self, result: DecodeResult) -> Certificate:
         """``"time-limit"`` after a fallback; ``"lp-integral"`` when the LP's arcs are
@@ -220,7 +230,8 @@ class LPDecoder(Decoder):
         start = time.perf_counter()
         try:
             form = build_formulation(parts, scores, single_root=self.single_root,
-                                     flow=self.flow, budget=budget)
+                                     flow=self.flow, grandparent=self.grandparent,
+                                     budget=budget)
             built = time.perf_counter()
             result = relaxed_decode(parts, scores, form, single_root=self.single_root,
                                     method=self.method, search=self.search, budget=budget)

@@ -1,4 +1,5 @@
-"""The decoders side by side (issue 13, item 2): the LP relaxation by HiGHS (``lp``) and
+"""The decoders side by side (issue 13, item 2): the LP relaxation by HiGHS (``lp``; ``lp
+star`` with the grandparent star rows, the relaxation of AD3's full-order graph) and
 by AD3 (``ad3``), and the two exact decoders, HiGHS's branch and bound (``ilp``) and
 branch and bound on AD3's bounds (``ad3-exact``, best first, its default, and depth
 first).
@@ -7,7 +8,7 @@ One command::
 
     python eval/decoders.py [--treebank sample|en_ewt] [--max-train N] [--max-dev N]
                             [--epochs 2] [--max-heads 5] [--model PATH] [--out NAME]
-                            [--decoders lp ad3 ilp ad3-exact ...]
+                            [--decoders lp "lp star" ad3 ilp ad3-exact ...]
 
 Trains an order-2 model as ``eval/ad3_speed.py`` does (SSG, the ``lp`` decoder, pruned
 to ``--max-heads`` heads per word; with ``--model``, loads it from there if the file
@@ -41,7 +42,8 @@ from polyparse.decoders import make_decoder  # noqa: E402
 from polyparse.parser.evaluate import attachment_scores  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
-DECODERS = {"lp": ("lp", {}), "ad3": ("ad3", {}), "ilp": ("ilp", {}),
+DECODERS = {"lp": ("lp", {}), "lp star": ("lp", {"grandparent": "star"}),
+            "ad3": ("ad3", {}), "ilp": ("ilp", {}),
             "ad3-exact": ("ad3-exact", {}),
             "ad3-exact depth-first": ("ad3-exact", {"node_order": "depth"})}
 

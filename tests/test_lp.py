@@ -60,6 +60,10 @@ def test_lp_bounds_ilp_bounds_rounded(order, consecutive, flow):
             if flow == "single" and order != "full":
                 multi = LPDecoder(single_root=single_root).decode(parts, scores)
                 assert lp.value >= multi.value - 1e-6
+            # the grandparent star rows: between the ILP and the pairwise LP
+            star = LPDecoder(single_root=single_root, flow=flow,
+                             grandparent="star").decode(parts, scores)
+            assert ilp.value - 1e-6 <= star.value <= lp.value + 1e-6
 
 
 def test_fractional_solutions_are_reported_and_rounded():
