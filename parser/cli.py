@@ -52,10 +52,10 @@ def _add_train(sub) -> None:
     p.add_argument("--model", required=True, metavar="OUT", help="model file to write (.npz)")
     p.add_argument("--decoder", default=None, help="decoder: mst (non-projective; default "
                    "for --order 1), eisner (projective), ad3-exact (exact, branch and bound "
-                   "on AD3's bounds; default for --order 2 with all-pairs siblings), ilp "
-                   "(exact; default for the other orders), lp (LP relaxation + MST "
-                   "rounding + local search) or ad3 (the same relaxation by AD3; orders 1, "
-                   "2 and full with all-pairs siblings)")
+                   "on AD3's bounds; default for --order 2 and full with all-pairs "
+                   "siblings), ilp (exact; default with consecutive siblings), lp (LP "
+                   "relaxation + MST rounding + local search) or ad3 (the same relaxation "
+                   "by AD3; orders 1, 2 and full with all-pairs siblings)")
     p.add_argument("--order", choices=["1", "2", "full"], default="1",
                    help="parts scored: 1 = arcs; 2 = + grandparents and siblings; full = "
                         "2 + valency and non-projective arcs (default 1)")

@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from polyparse.decoders import Decoder, decoder_class, make_decoder
-from polyparse.decoders.factor_graph import PAIRWISE_TYPES
 from polyparse.decoders.higher_order import build_parts
-from polyparse.decoders.parts import PartType
 
 
 @dataclass
@@ -90,17 +88,15 @@ class TrainConfig:
 def default_decoder(parts: dict) -> str:
     """The decoder a model with parts ``parts`` (:func:`build_parts`' options) is
     trained and parsed with unless one is chosen: ``mst`` for arcs alone, else exact
-    decoding by AD3's branch and bound where the order-2 factor graph holds the parts
-    (all-pairs siblings: the ILP's trees, 6-7x faster on en_ewt,
-    ``eval/results/decoders_en_ewt.md``), else the ILP. Not at full order: there
-    ``ad3-exact`` is 12.8x the ILP's speed, but SSG's relaxed inference would follow
-    it to ``ad3``, whose relaxation (non-projective parts added lazily, ancestry by the
-    tree recursion) runs at 0.4x HiGHS's LP and parses 0.19 UAS below it
-    (``eval/results/decoders_en_ewt_full_order.md``)."""
+    decoding by AD3's branch and bound wherever its factor graphs hold the parts (all
+    but consecutive siblings: the ILP's trees, 27x its speed at order 2 and 33x at
+    full order on en_ewt dev, ``eval/results/decoders_en_ewt_full.md`` and
+    ``decoders_en_ewt_full_order.md``, where SSG's relaxed inference, ``ad3``, runs
+    at 0.9-1.2x HiGHS's LP and parses as well or better), else the ILP."""
     offsets = set(build_parts(3, **parts).offsets)
     if offsets <= decoder_class("mst").part_types:
         return "mst"
-    return "ad3-exact" if offsets <= {PartType.ARC, *PAIRWISE_TYPES} else "ilp"
+    return "ad3-exact" if offsets <= decoder_class("ad3-exact").part_types else "ilp"
 
 
 def config_decoder(config: TrainConfig) -> Decoder:

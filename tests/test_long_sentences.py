@@ -165,8 +165,9 @@ def test_pieces_respect_the_bounds(max_words):
 
 
 def test_decoders_declare_their_options():
-    assert set(LPDecoder.options()) == {"single_root", "flow", "method", "search",
-                                        "time_limit"}
+    assert set(LPDecoder.options()) == {"single_root", "flow", "grandparent", "method",
+                                        "search", "time_limit"}
+    assert LPDecoder.options()["grandparent"].choices == ("pairs", "star")
     assert LPDecoder.options()["time_limit"].default is None
     with pytest.raises(OptionError, match="does not take option.*flow"):
         make_decoder("mst", True, flow="single")
