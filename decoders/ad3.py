@@ -74,6 +74,14 @@ class AD3Decoder(Decoder):
     search:
         Improve the rounded tree of a fractional solution by local search under all part
         scores, as the ``lp`` decoder does.
+    rounds:
+        At full order, the most AD3 calls per sentence (:meth:`relax_full`), each on
+        the optimistic program with the heads whose parts the last call's tree broke
+        made active; None: until its tree breaks none. 1 solves the optimistic program
+        alone (no ancestry factors; still an upper bound on every tree): on 300 en_ewt
+        dev sentences of a three-epoch full model 3,761 tokens/s against 439, converged
+        on all against 98%, UAS 88.21 against 88.26 (HiGHS's LP: 88.24; probe
+        ``eval/decoders.py``'s ``ad3 one round`` row).
 
     Notes
     -----
@@ -103,7 +111,7 @@ class AD3Decoder(Decoder):
 
     def __init__(self, *, single_root: bool = True, penalty: float = 0.1,
                  adapt_penalty: bool = True, tol: float = 1e-6, max_iter: int = 10000,
-                 search: bool = True) -> None:
+                 search: bool = True, rounds: int | None = None) -> None:
         super().__init__(single_root=single_root)
         if not penalty > 0:
             raise ValueError(f"penalty must be positive, not {penalty}")
@@ -111,6 +119,9 @@ class AD3Decoder(Decoder):
             raise ValueError(f"tol must be positive, not {tol}")
         if max_iter < 1:
             raise ValueError(f"max_iter must be at least 1, not {max_iter}")
+        if rounds is not None and rounds < 1:
+            raise ValueError(f"rounds must be at least 1, not {rounds}")
+        self.rounds = rounds
         self.penalty = penalty
         self.adapt_penalty = adapt_penalty
         self.tol = tol
@@ -150,12 +161,16 @@ class AD3Decoder(Decoder):
         relaxed = lazy.relaxed
         raise_for_status(relaxed.status, "spanning tree")
         solved = time.perf_counter()
-        output = lazy.tree if relaxed.certified else lazy.output
+        # the graph's certificate is the whole program's where the tree breaks no
+        # left-out part (its score is then the graph's score of it)
+        optimal = relaxed.certified and lazy.tree_score >= relaxed.tree_score - \
+            self.tol * max(1.0, abs(relaxed.dual))
+        output = lazy.tree if optimal else lazy.output
         heads, rounded_value, fractional, moves = round_relaxed(
             parts, scores, output, single_root=self.single_root,
-            search=self.search and not relaxed.certified)
-        if relaxed.tree_score > rounded_value:
-            heads, rounded_value = relaxed.heads.copy(), relaxed.tree_score
+            search=self.search and not optimal)
+        if lazy.tree_score > rounded_value:
+            heads, rounded_value = relaxed.heads.copy(), lazy.tree_score
         certified = bool(relaxed.dual - rounded_value
                          <= self.tol * max(1.0, abs(relaxed.dual)))
         stats = {"time_lp": solved - start, "time_round": time.perf_counter() - solved,
@@ -182,7 +197,7 @@ class AD3Decoder(Decoder):
         value is at most ``cutoff``. ``branchable`` (``bool (n_arcs,)``): arcs on which
         the caller would rather branch than make a head active; when the tree breaks a
         part on one, that arc (of the part of largest absolute score) is returned as
-        ``broken_arc`` instead. ``start``: where AD3 stopped on another graph of the
+        ``broken_arc`` instead. At most :attr:`rounds` calls. ``start``: where AD3 stopped on another graph of the
         sentence (a branch-and-bound parent's), else a cold start; each round starts
         where the one before stopped (the new heads' variables and links cold)."""
         iterations = rounds = 0
@@ -205,7 +220,7 @@ class AD3Decoder(Decoder):
             if relaxed.dual <= cutoff:
                 break
             broken = program.broken(parts, scores, tree)
-            if not broken.any():
+            if not broken.any() or rounds == self.rounds:
                 break
             if branchable is not None:
                 broken_arc = _arc_to_branch(parts, scores, broken, branchable)

@@ -72,8 +72,9 @@ class AD3ExactDecoder(AD3Decoder):
     Notes
     -----
     Orders 1, 2 (all-pairs siblings) and full, as :class:`~decoders.ad3.AD3Decoder`,
-    whose
-    options (``penalty``, ``adapt_penalty``, ``tol``, ``max_iter``) it runs every node
+    whose options (``penalty``, ``adapt_penalty``, ``tol``, ``max_iter``, ``rounds``:
+    a node's bound holds after any number of rounds, and with fewer a node whose tree
+    breaks a part on a fixed arc is split on other arcs instead) it runs every node
     with, and ``search`` the root's (the other nodes' rounded trees are taken as they are:
     on the 30 slowest en_ewt dev sentences local search at every node found no better
     incumbent, the same nodes were solved, and it cost a fifth of the time); ``max_iter``
@@ -110,11 +111,12 @@ class AD3ExactDecoder(AD3Decoder):
 
     def __init__(self, *, single_root: bool = True, penalty: float = 0.1,
                  adapt_penalty: bool = True, tol: float = 1e-6, max_iter: int = 100,
-                 search: bool = True, node_order: Literal["best", "depth"] = "best",
+                 search: bool = True, rounds: int | None = None,
+                 node_order: Literal["best", "depth"] = "best",
                  time_limit: float | None = DEFAULT_TIME_LIMIT) -> None:
         super().__init__(single_root=single_root, penalty=penalty,
                          adapt_penalty=adapt_penalty, tol=tol, max_iter=max_iter,
-                         search=search)
+                         search=search, rounds=rounds)
         if node_order not in ("best", "depth"):
             raise ValueError(f"node_order must be 'best' or 'depth', not {node_order!r}")
         if time_limit is not None and time_limit <= 0:

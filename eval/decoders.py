@@ -1,6 +1,7 @@
 """The decoders side by side (issue 13, item 2): the LP relaxation by HiGHS (``lp``; ``lp
 star`` with the grandparent star rows, the relaxation of AD3's full-order graph) and
-by AD3 (``ad3``), and the two exact decoders, HiGHS's branch and bound (``ilp``) and
+by AD3 (``ad3``; ``ad3 one round`` at full order without ancestry factors, the
+optimistic program alone), and the two exact decoders, HiGHS's branch and bound (``ilp``) and
 branch and bound on AD3's bounds (``ad3-exact``, best first, its default, and depth
 first).
 
@@ -43,7 +44,7 @@ from polyparse.parser.evaluate import attachment_scores  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 DECODERS = {"lp": ("lp", {}), "lp star": ("lp", {"grandparent": "star"}),
-            "ad3": ("ad3", {}), "ilp": ("ilp", {}),
+            "ad3": ("ad3", {}), "ad3 one round": ("ad3", {"rounds": 1}), "ilp": ("ilp", {}),
             "ad3-exact": ("ad3-exact", {}),
             "ad3-exact depth-first": ("ad3-exact", {"node_order": "depth"})}
 

@@ -107,3 +107,32 @@ def test_ad3_full_certifies_only_the_optimum():
             certified += 1
             assert stats["rounded_value"] == pytest.approx(values.max(), abs=1e-6)
     assert certified > 0 and rounds > 0
+
+
+def test_one_round_bounds_every_tree_without_ancestry():
+    """``rounds=1``: AD3 on the optimistic program alone, no head made active; its dual
+    value still bounds every tree, a certified tree is the brute-force optimum, and
+    where the lazy decoder needed more rounds the one-round bound is at least its."""
+    rng = np.random.default_rng(9)
+    parts = build_parts(N, order="full")
+    Z = np.stack([parts.from_heads(h) for h in all_trees(N, True)])
+    one, lazy = (make_decoder("ad3", True, tol=1e-8, max_iter=20000, rounds=r)
+                 for r in (1, None))
+    certified = looser = 0
+    for _ in range(8):
+        scores = rng.normal(size=len(parts)) * 0.3
+        scores[parts.block(PartType.ARC)] = rng.normal(size=parts.arcs.shape[0]) * 2.0
+        scores[parts.block(PartType.NONPROJ)] = -np.abs(rng.normal(
+            size=scores[parts.block(PartType.NONPROJ)].size)) * 2.0
+        result, full = one.decode(parts, scores), lazy.decode(parts, scores)
+        stats, best = result.stats, (Z @ scores).max()
+        assert stats["rounds"] == 1 and stats["active_heads"] == 0
+        assert stats["dual_value"] >= best - 1e-7
+        assert stats["rounded_value"] == pytest.approx(parts.from_heads(result.heads) @ scores)
+        if stats["certified"]:
+            certified += 1
+            assert stats["rounded_value"] == pytest.approx(best, abs=1e-6)
+        if full.stats["rounds"] > 1:
+            looser += 1
+            assert stats["dual_value"] >= full.stats["dual_value"] - 1e-6
+    assert certified > 0 and looser > 0
