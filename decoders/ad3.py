@@ -79,9 +79,12 @@ class AD3Decoder(Decoder):
         the optimistic program with the heads whose parts the last call's tree broke
         made active; None: until its tree breaks none. 1 solves the optimistic program
         alone (no ancestry factors; still an upper bound on every tree): on 300 en_ewt
-        dev sentences of a three-epoch full model 3,761 tokens/s against 439, converged
-        on all against 98%, UAS 88.21 against 88.26 (HiGHS's LP: 88.24; probe
-        ``eval/decoders.py``'s ``ad3 one round`` row).
+        dev sentences of a three-epoch full model 3,416 tokens/s against 437, converged
+        on all against 98%, UAS 88.35 against 88.26 (HiGHS's LP: 88.24;
+        ``eval/results/decoders_en_ewt_full_order_ep3.md``). Not the default: SSG's
+        relaxed inference follows this decoder, and one round's objective is not convex
+        in the weights (a part scored below 0 counts through its grandparent parts,
+        one above 0 through its arc); training with it is not measured.
 
     Notes
     -----
