@@ -200,8 +200,9 @@ class AD3Decoder(Decoder):
         value is at most ``cutoff``. ``branchable`` (``bool (n_arcs,)``): arcs on which
         the caller would rather branch than make a head active; when the tree breaks a
         part on one, that arc (of the part of largest absolute score) is returned as
-        ``broken_arc`` instead. At most :attr:`rounds` calls. ``start``: where AD3 stopped on another graph of the
-        sentence (a branch-and-bound parent's), else a cold start; each round starts
+        ``broken_arc`` instead. At most :attr:`rounds` calls. ``start``: where AD3
+        stopped on another graph of the sentence (a branch-and-bound parent's), else a
+        cold start; each round starts
         where the one before stopped (the new heads' variables and links cold)."""
         iterations = rounds = 0
         broken_arc = -1
@@ -223,12 +224,14 @@ class AD3Decoder(Decoder):
             if relaxed.dual <= cutoff:
                 break
             broken = program.broken(parts, scores, tree)
-            if not broken.any() or rounds == self.rounds:
+            if not broken.any():
                 break
             if branchable is not None:
                 broken_arc = _arc_to_branch(parts, scores, broken, branchable)
                 if broken_arc >= 0:
                     break
+            if rounds == self.rounds:
+                break
             active[part_heads[broken]] = True
         output = program.lift(parts, graph.to_parts(len(program.parts), relaxed))
         return LazyRelaxation(relaxed, output, iterations, rounds, float(scores @ tree),

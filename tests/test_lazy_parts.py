@@ -112,12 +112,14 @@ def test_ad3_full_certifies_only_the_optimum():
 def test_one_round_bounds_every_tree_without_ancestry():
     """``rounds=1``: AD3 on the optimistic program alone, no head made active; its dual
     value still bounds every tree, a certified tree is the brute-force optimum, and
-    where the lazy decoder needed more rounds the one-round bound is at least its."""
+    where the lazy decoder needed more rounds the one-round bound is at least its.
+    Branch and bound with one round per node still finds the optimum."""
     rng = np.random.default_rng(9)
     parts = build_parts(N, order="full")
     Z = np.stack([parts.from_heads(h) for h in all_trees(N, True)])
     one, lazy = (make_decoder("ad3", True, tol=1e-8, max_iter=20000, rounds=r)
                  for r in (1, None))
+    exact = make_decoder("ad3-exact", True, rounds=1, time_limit=None)
     certified = looser = 0
     for _ in range(8):
         scores = rng.normal(size=len(parts)) * 0.3
@@ -132,6 +134,7 @@ def test_one_round_bounds_every_tree_without_ancestry():
         if stats["certified"]:
             certified += 1
             assert stats["rounded_value"] == pytest.approx(best, abs=1e-6)
+        assert exact.decode(parts, scores).value == pytest.approx(best, abs=1e-6)
         if full.stats["rounds"] > 1:
             looser += 1
             assert stats["dual_value"] >= full.stats["dual_value"] - 1e-6
