@@ -85,7 +85,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .base import Budget
-from .parts import Parts, PartType
+from .parts import Parts, PartType, positions_within
 
 FLOWS = ("multi", "single")
 ANCESTRIES = ("flow", "tree", "product")
@@ -455,7 +455,7 @@ def _nonprojective(ub: _Rows, parts: Parts, arc_var, anc_var) -> None:
     lo = np.minimum(h, m)
     width = np.abs(h - m) - 1
     part = np.repeat(np.arange(k), width)
-    j = lo[part] + 1 + np.arange(part.size) - np.repeat(np.cumsum(width) - width, width)
+    j = lo[part] + 1 + positions_within(width)
     p = anc_var[h[part], j]
     ub.add_dense(np.zeros(part.size), np.stack([a[part], u[part], p], axis=1),
                  [1.0, -1.0, -1.0])
@@ -472,7 +472,7 @@ def _ancestry_from_flows(eq: _Rows, n: int, anc_var, ah, am, start: int) -> None
     first = np.searchsorted(am[order], hh)
     indeg = np.searchsorted(am[order], hh, side="right") - first
     pair = np.repeat(np.arange(pairs), indeg)
-    arc = order[first[pair] + np.arange(pair.size) - np.repeat(np.cumsum(indeg) - indeg, indeg)]
+    arc = order[first[pair] + positions_within(indeg)]
     phi = start + (jj[pair] - 1) * n_arcs + arc
     eq.add(np.zeros(pairs), np.concatenate([np.arange(pairs), pair]),
            np.concatenate([anc_var[hh, jj], phi]),

@@ -40,7 +40,7 @@ import numpy as np
 from . import _logic_kernels as lk
 from ._ad3_kernels import QP_ITERATIONS
 from .factor_graph import largest_score
-from .parts import Parts, PartType
+from .parts import Parts, PartType, positions_within
 
 
 @dataclass(frozen=True)
@@ -168,12 +168,12 @@ class FullGraph:
         # grandparent stars
         grand = parts.block(PartType.GRANDPARENT)
         star, grand_cell = _grandparent_stars(parts, arc_of, scores[grand])
+        grand_cell = grand_cell + sum(block[3].size for block in blocks)
         blocks.append(star)
-        grand_cell = grand_cell + bins[full].size
         # non-projective spans: the ancestry of every word strictly inside, then y
         width = np.abs(np_h - np_m) - 1
         part = np.repeat(np.arange(np_h.size), width)
-        offset = np.arange(part.size) - np.repeat(np.cumsum(width) - width, width)
+        offset = positions_within(width)
         first = np.cumsum(width + 1) - (width + 1)
         spans = np.empty(int((width + 1).sum()), dtype=np.int64)
         spans[first[part] + offset] = anc[np_h[part], np.minimum(np_h, np_m)[part] + 1 + offset]
@@ -365,19 +365,20 @@ def _grandparent_stars(parts: Parts, arc_of: np.ndarray, grand_scores: np.ndarra
     into = into[np.isin(am[into], words)]
     out_of = np.argsort(ah, kind="stable")
     out_of = out_of[np.isin(ah[out_of], words)]
-    rank = np.empty(ah.size, dtype=np.int64)       # among its word's head or child arcs
-    rank[into] = np.arange(into.size) - np.repeat(np.cumsum(G) - G, G)
-    in_rank = rank.copy()
-    rank[out_of] = np.arange(out_of.size) - np.repeat(np.cumsum(M) - M, M)
+    # each arc's position among its word's head arcs, and among its head's child arcs
+    in_rank, out_rank = np.empty((2, ah.size), dtype=np.int64)
+    in_rank[into] = positions_within(G)
+    out_rank[out_of] = positions_within(M)
     width = G + M
     first = np.cumsum(width) - width
     links = np.empty(int(width.sum()), dtype=np.int64)
     links[np.repeat(first, G) + in_rank[into]] = into
-    links[np.repeat(first + G, M) + rank[out_of]] = out_of
+    links[np.repeat(first + G, M) + out_rank[out_of]] = out_of
     factor = np.full(parts.n + 1, -1, dtype=np.int64)
     factor[words] = np.arange(words.size)
     q = factor[gh]
-    cell = (np.cumsum(G * M) - G * M)[q] + in_rank[arc_of[gg, gh]] * M[q] + rank[arc_of[gh, gm]]
+    cell = ((np.cumsum(G * M) - G * M)[q] + in_rank[arc_of[gg, gh]] * M[q]
+            + out_rank[arc_of[gh, gm]])
     data = np.zeros(int((G * M).sum()))
     data[cell] = grand_scores
     return ((lk.GRAND_STAR + G, links, width, data, G * M,

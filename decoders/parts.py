@@ -162,6 +162,13 @@ class Parts:
         return z
 
 
+def positions_within(sizes: np.ndarray) -> np.ndarray:
+    """``int64``: each element's position in its group, for consecutive groups of
+    ``sizes`` elements (``[2, 3]`` -> ``[0, 1, 0, 1, 2]``)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    return np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+
+
 def arc_parts(n: int, arcs: np.ndarray | None = None) -> Parts:
     """Parts of an arc-factored model.
 
