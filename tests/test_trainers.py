@@ -180,3 +180,17 @@ def test_a_trainer_refuses_the_orders_it_cannot_fit_before_any_work(trainer, par
                          decoder="ilp")
     with pytest.raises(ValueError, match=f"the {trainer} trainer supports order"):
         Parser.train(sample_train[:5], config)
+
+
+@pytest.mark.parametrize("relaxed, decoder, rounds", [
+    ("auto", "ad3-exact", 1), ("ad3", "ad3", 2), ("auto", "ad3-exact", None), ("lp", "ad3", None),
+])
+def test_ssg_relaxed_ad3_takes_the_exact_decoders_rounds(relaxed, decoder, rounds):
+    """``--rounds 1`` at full order trains on the optimistic program in both of SSG's
+    inferences, not in the exact one alone."""
+    from polyparse.decoders import make_decoder
+
+    trainer = make_trainer("ssg", eta=1.0, relaxed=relaxed)
+    trainer.start([], make_decoder(decoder, True, rounds=rounds))
+    assert trainer._relaxed.name == ("lp" if relaxed == "lp" else "ad3")
+    assert getattr(trainer._relaxed, "rounds", None) == (None if relaxed == "lp" else rounds)

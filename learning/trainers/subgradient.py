@@ -39,7 +39,9 @@ class SubgradientTrainer(PegasosTrainer):
         enters the subgradient: ``lp`` (HiGHS), ``ad3`` (the same LP by AD3, 3.5x faster
         on order-2 en_ewt, ``eval/results/decoders_en_ewt.md``), or ``auto`` (the
         default): ``ad3`` when the exact decoder is AD3's branch and bound, whose
-        factor graph then holds the model's parts, else ``lp``.
+        factor graph then holds the model's parts, else ``lp``. An ``ad3`` relaxed
+        decoder takes the exact decoder's ``rounds`` when that is AD3's too (at full
+        order, ``--rounds 1`` trains on the optimistic program alone).
     """
 
     def __init__(self, *, eta: float | Literal["sqrt"] = 0.0, relaxed: str = "auto",
@@ -61,7 +63,9 @@ class SubgradientTrainer(PegasosTrainer):
         relaxed = self.relaxed
         if relaxed == "auto":
             relaxed = "ad3" if isinstance(decoder, AD3Decoder) else "lp"
-        self._relaxed = DECODERS[relaxed](single_root=decoder.single_root)
+        options = ({"rounds": decoder.rounds}
+                   if relaxed == "ad3" and isinstance(decoder, AD3Decoder) else {})
+        self._relaxed = DECODERS[relaxed](single_root=decoder.single_root, **options)
         self._coin = np.random.default_rng(self.seed + 1)
         self._counts = np.zeros(4)
 
