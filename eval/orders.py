@@ -5,6 +5,7 @@ One command::
     python eval/orders.py [--epochs 3] [--treebanks en_ewt tr_imst sl_ssj da_ddt]
                           [--orders 1 2 full] [--max-train N] [--max-dev N] [--jobs 2]
                           [--models DIR] [--train-decoder ilp|default|NAME]
+                          [--train-option NAME=VALUE ...]
                           [--lambda L] [--morphology] [--decoders ilp lp lp-mst ...]
 
 For each treebank and order (1, 2, full) one model is trained (SSG-eta with eta = 1,
@@ -29,7 +30,7 @@ from _common import RESULTS, single_thread, treebank, write_table
 single_thread()
 
 from polyparse.parser.evaluate import attachment_scores  # noqa: E402
-from polyparse.decoders import make_decoder  # noqa: E402
+from polyparse.decoders import decoder_class, make_decoder  # noqa: E402
 from polyparse.parser.config import default_decoder  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
@@ -37,7 +38,8 @@ from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 #: Decoders compared: the exact ILP, LP + MST rounding + local search (the LP decoder's
 #: default), and LP + MST rounding alone (Martins, Smith, Xing 2009).
 DECODERS = {"ilp": ("ilp", {}), "lp": ("lp", {}), "lp-mst": ("lp", {"search": False}),
-            "ad3": ("ad3", {}), "ad3-exact": ("ad3-exact", {})}
+            "ad3": ("ad3", {}), "ad3-rounds1": ("ad3", {"rounds": 1}),
+            "ad3-exact": ("ad3-exact", {})}
 
 
 def evaluate(parser: Parser, dev, decoder: str) -> dict:
@@ -69,6 +71,10 @@ def main() -> None:
                          "(ad3 for ad3-exact, else the HiGHS LP); 'default': what polyparse "
                          "train picks for the order (ad3-exact at order 2); default ilp, the "
                          "decoder of the tables committed before this option")
+    ap.add_argument("--train-option", nargs="+", default=[], metavar="NAME=VALUE",
+                    help="declared options of the training decoder (e.g. rounds=1: at full "
+                         "order AD3 runs the optimistic program alone, in the exact "
+                         "decoder's nodes and in SSG's relaxed step)")
     ap.add_argument("--reuse", action="store_true",
                     help="evaluate the models already in --models instead of training them "
                          "(epochs and train min: from the training report stored in the model; "
@@ -77,7 +83,8 @@ def main() -> None:
     ap.add_argument("--decoders", nargs="+", choices=list(DECODERS), default=list(DECODERS),
                     help="ilp (exact), lp (LP + MST rounding + local search), lp-mst (LP + "
                          "MST rounding only), ad3 (the same LP by AD3, rounded alike), "
-                         "ad3-exact (branch and bound on AD3's bounds; orders 1 and 2)")
+                         "ad3-rounds1 (AD3 on the optimistic program alone; full order), "
+                         "ad3-exact (branch and bound on AD3's bounds)")
     ap.add_argument("--lambda", dest="lambda_", type=float, default=None,
                     help="SSG's regularization (default: the trainer's, 1e-5)")
     ap.add_argument("--morphology", action="store_true",
@@ -98,7 +105,10 @@ def main() -> None:
         for order in args.orders:
             train_decoder = (default_decoder({"order": order})
                              if args.train_decoder == "default" else args.train_decoder)
+            decoder_options = train_options(train_decoder, args.train_option)
+            trained_with = " ".join([train_decoder, *args.train_option])
             config = TrainConfig(decoder=train_decoder, epochs=args.epochs,
+                                 decoder_options=decoder_options,
                                  parts={"order": order},
                                  trainer_options={"eta": 1.0, "jobs": args.jobs,
                                                   "batch": args.batch or args.jobs,
@@ -124,10 +134,23 @@ def main() -> None:
                              "train_minutes": train_seconds / 60 if train_seconds else None,
                              "reused": reused, "epochs": n_epochs,
                              "train_sentences": len(train), "dev_sentences": len(dev),
-                             "jobs": args.jobs, "train_decoder": train_decoder,
+                             "jobs": args.jobs, "train_decoder": trained_with,
                              **evaluate(parser, dev, decoder)})
                 print(rows[-1], flush=True)
                 write(Path(args.out), rows, args)
+
+
+def train_options(decoder: str, pairs: list[str]) -> dict:
+    """``NAME=VALUE`` strings as the decoder's declared options, typed."""
+    declared = decoder_class(decoder).settable()
+    options = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        if name not in declared:
+            sys.exit(f"orders.py: decoder {decoder!r} has no option {name!r} "
+                     f"(it has {', '.join(declared)})")
+        options[name] = declared[name].parse(value)
+    return options
 
 
 def write(out: Path, rows: list[dict], args) -> None:
