@@ -3,7 +3,7 @@ star`` with the grandparent star rows, the relaxation of AD3's full-order graph)
 by AD3 (``ad3``; ``ad3 one round`` at full order without ancestry factors, the
 optimistic program alone), and the two exact decoders, HiGHS's branch and bound (``ilp``) and
 branch and bound on AD3's bounds (``ad3-exact``, best first, its default, and depth
-first).
+first; ``ad3-exact one round`` relaxes each node on the optimistic program alone).
 
 One command::
 
@@ -45,7 +45,7 @@ from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 DECODERS = {"lp": ("lp", {}), "lp star": ("lp", {"grandparent": "star"}),
             "ad3": ("ad3", {}), "ad3 one round": ("ad3", {"rounds": 1}), "ilp": ("ilp", {}),
-            "ad3-exact": ("ad3-exact", {}),
+            "ad3-exact": ("ad3-exact", {}), "ad3-exact one round": ("ad3-exact", {"rounds": 1}),
             "ad3-exact depth-first": ("ad3-exact", {"node_order": "depth"})}
 
 
