@@ -45,8 +45,8 @@ class Option:
         return _literal_values(self.annotation)
 
     def parse(self, text: str) -> Any:
-        """The value of command-line ``text`` under the option's type; ``ValueError``
-        saying what was expected."""
+        """The value of command-line ``text`` under the option's type (``none`` is None
+        for an option that may be None); ``ValueError`` saying what was expected."""
         for kind in _alternatives(self.annotation):
             if kind is int:
                 try:
@@ -61,6 +61,8 @@ class Option:
             values = _literal_values(kind)
             if values is not None and text in values:
                 return text
+            if kind is type(None) and text.lower() == "none":
+                return None
             if kind is str:
                 return text
         raise ValueError(f"{self.flag} takes {type_name(self.annotation)}, not {text!r}")

@@ -174,6 +174,10 @@ def test_decoders_declare_their_options():
     with pytest.raises(OptionError, match="takes float or None"):
         make_decoder("ilp", True, time_limit="ten")
     assert make_decoder("ilp", True, time_limit=3).time_limit == 3
+    time_limit = LPDecoder.options()["time_limit"]
+    assert time_limit.parse("none") is None and time_limit.parse("2.5") == 2.5
+    with pytest.raises(ValueError, match="--time-limit takes float or None, not 'never'"):
+        time_limit.parse("never")
     with pytest.raises(ValueError, match="cannot decode order 2"):
         config_decoder(TrainConfig(decoder="mst", parts={"order": "2"}))
 
