@@ -77,14 +77,16 @@ class AD3Decoder(Decoder):
     rounds:
         At full order, the most AD3 calls per sentence (:meth:`relax_full`), each on
         the optimistic program with the heads whose parts the last call's tree broke
-        made active; None: until its tree breaks none. 1 solves the optimistic program
-        alone (no ancestry factors; still an upper bound on every tree): on 300 en_ewt
-        dev sentences of a three-epoch full model 3,416 tokens/s against 437, converged
-        on all against 98%, UAS 88.35 against 88.26 (HiGHS's LP: 88.24;
-        ``eval/results/decoders_en_ewt_full_order_ep3.md``). Not the default: SSG's
-        relaxed inference follows this decoder, and one round's objective is not convex
-        in the weights (a part scored below 0 counts through its grandparent parts,
-        one above 0 through its arc); training with it is not measured.
+        made active; None: until its tree breaks none (the LP of HiGHS's
+        ``lp --grandparent star``, within ``tol`` where AD3 converges; ``ad3-exact``'s
+        default). 1 (``ad3``'s default) solves the optimistic program alone, without
+        ancestry factors: still an upper bound on every tree, but not that LP. On 300 en_ewt dev sentences of a
+        three-epoch full model one round parsed 3,739 tokens/s against 389, converged on
+        all against 98%, UAS 88.35 against 88.26 (HiGHS's LP: 88.24;
+        ``eval/results/decoders_en_ewt_full_order_rounds.md``); on tr_imst dev with a
+        full model 70.39 against 70.51. SSG's relaxed inference does not follow this
+        default but the exact decoder's rounds (lazy): trained with one round the tr_imst
+        model parsed 0.15 UAS worse (``eval/results/orders_tr_imst_full_relaxed_*.md``).
 
     Notes
     -----
@@ -114,7 +116,7 @@ class AD3Decoder(Decoder):
 
     def __init__(self, *, single_root: bool = True, penalty: float = 0.1,
                  adapt_penalty: bool = True, tol: float = 1e-6, max_iter: int = 10000,
-                 search: bool = True, rounds: int | None = None) -> None:
+                 search: bool = True, rounds: int | None = 1) -> None:
         super().__init__(single_root=single_root)
         if not penalty > 0:
             raise ValueError(f"penalty must be positive, not {penalty}")
@@ -253,7 +255,8 @@ class AD3Decoder(Decoder):
         node = self if self.exact else AD3Decoder(
             single_root=self.single_root, penalty=self.penalty,
             adapt_penalty=self.adapt_penalty, tol=self.tol,
-            max_iter=min(self.max_iter, LABELED_ITERATIONS), search=self.search)
+            max_iter=min(self.max_iter, LABELED_ITERATIONS), search=self.search,
+            rounds=self.rounds)
         return search_or_program(parts, scores, problem,
                                  decoder_relaxation(node, parts, scores),
                                  single_root=self.single_root, relaxed=not self.exact,

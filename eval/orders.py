@@ -39,6 +39,7 @@ from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 #: default), and LP + MST rounding alone (Martins, Smith, Xing 2009).
 DECODERS = {"ilp": ("ilp", {}), "lp": ("lp", {}), "lp-mst": ("lp", {"search": False}),
             "ad3": ("ad3", {}), "ad3-rounds1": ("ad3", {"rounds": 1}),
+            "ad3-lazy": ("ad3", {"rounds": None}),
             "ad3-exact": ("ad3-exact", {})}
 
 
@@ -83,7 +84,9 @@ def main() -> None:
     ap.add_argument("--decoders", nargs="+", choices=list(DECODERS), default=list(DECODERS),
                     help="ilp (exact), lp (LP + MST rounding + local search), lp-mst (LP + "
                          "MST rounding only), ad3 (the same LP by AD3, rounded alike), "
-                         "ad3-rounds1 (AD3 on the optimistic program alone; full order), "
+                         "ad3-rounds1 (AD3 on the optimistic program alone; full order; ad3's "
+                         "default since 2026-11-28), ad3-lazy (rounds until the tree "
+                         "breaks no part: the ad3 of earlier tables), "
                          "ad3-exact (branch and bound on AD3's bounds)")
     ap.add_argument("--lambda", dest="lambda_", type=float, default=None,
                     help="SSG's regularization (default: the trainer's, 1e-5)")

@@ -887,9 +887,10 @@ def _add_gap(sub) -> None:
                         "search under the higher-order scores that follows by default")
     p.add_argument("--compare", choices=["ad3"], default=None,
                    help="also solve the LP relaxation by this decoder (AD3: orders 1 and 2; "
-                        "at full order its own, with ancestry by the tree recursion and "
-                        "the non-projective-arc parts of a head only once a tree breaks "
-                        "one) "
+                        "at full order its own, with ancestry by the tree recursion, the "
+                        "grandparent star rows, and the non-projective-arc parts of a head "
+                        "only once a tree breaks one: lazy rounds, not ad3's default of "
+                        "one round, so that the LP is solved) "
                         "and report it beside HiGHS's: each record gets a 'compare' object "
                         "with the same keys, and a second summary follows")
     p.set_defaults(run=_gap)
@@ -918,7 +919,7 @@ def _gap(args) -> None:
     if args.compare:
         try:
             compare = check_decoder(parser.config, make_decoder(
-                args.compare, single_root, search=not args.no_search))
+                args.compare, single_root, search=not args.no_search, rounds=None))
         except ValueError as error:
             raise UsageError(f"--compare: {error}") from None
     records = []

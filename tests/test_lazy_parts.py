@@ -84,13 +84,14 @@ def test_optimistic_lp_bounds_every_tree():
 
 
 def test_ad3_full_certifies_only_the_optimum():
-    """The ``ad3`` decoder, non-projective parts added lazily: its dual value bounds
+    """The ``ad3`` decoder with lazy rounds (``rounds=None``; its default is one round),
+    non-projective parts added as trees break them: its dual value bounds
     every tree, and a certified tree is the brute-force optimum, with non-projective
     parts scored both ways (the certificate is met in some instances and not others)."""
     rng = np.random.default_rng(7)
     parts = build_parts(N, order="full")
     Z = np.stack([parts.from_heads(h) for h in all_trees(N, True)])
-    decoder = make_decoder("ad3", True, tol=1e-8, max_iter=20000)
+    decoder = make_decoder("ad3", True, tol=1e-8, max_iter=20000, rounds=None)
     certified = rounds = 0
     for trial in range(8):
         scores = rng.normal(size=len(parts)) * 0.3

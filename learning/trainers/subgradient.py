@@ -40,8 +40,10 @@ class SubgradientTrainer(PegasosTrainer):
         on order-2 en_ewt, ``eval/results/decoders_en_ewt.md``), or ``auto`` (the
         default): ``ad3`` when the exact decoder is AD3's branch and bound, whose
         factor graph then holds the model's parts, else ``lp``. An ``ad3`` relaxed
-        decoder takes the exact decoder's ``rounds`` when that is AD3's too (at full
-        order, ``--rounds 1`` trains on the optimistic program alone).
+        decoder takes the exact decoder's ``rounds`` when that is AD3's, else None:
+        at full order lazy rounds (the LP), unless ``--rounds 1`` asks for the
+        optimistic program alone, 3.4x faster on tr_imst but 0.15 dev UAS lower
+        (``eval/results/orders_tr_imst_full_relaxed_*.md``).
     """
 
     def __init__(self, *, eta: float | Literal["sqrt"] = 0.0, relaxed: str = "auto",
@@ -63,8 +65,9 @@ class SubgradientTrainer(PegasosTrainer):
         relaxed = self.relaxed
         if relaxed == "auto":
             relaxed = "ad3" if isinstance(decoder, AD3Decoder) else "lp"
-        options = ({"rounds": decoder.rounds}
-                   if relaxed == "ad3" and isinstance(decoder, AD3Decoder) else {})
+        options = {}
+        if relaxed == "ad3":
+            options["rounds"] = decoder.rounds if isinstance(decoder, AD3Decoder) else None
         self._relaxed = DECODERS[relaxed](single_root=decoder.single_root, **options)
         self._coin = np.random.default_rng(self.seed + 1)
         self._counts = np.zeros(4)
