@@ -23,7 +23,10 @@ closed), the share on which AD3 converged (``ad3``), mean AD3 iterations, AD3 ca
 (at full order, where non-projective parts are added as trees break them) and
 branch-and-bound nodes, UAS and LAS over all words, and, against ``ilp``, the largest
 relative difference of the value ``|v - v_ilp| / max(1, |v_ilp|)``
-and the share of identical trees. Writes ``eval/results/decoders_<treebank>.{json,md}``
+and the share of identical trees; for the relaxations, against ``lp``, the number of
+sentences whose tree differs from its tree and, in brackets, of those where both
+relaxations were fractional (where each rounds its own fractional point: the source of
+their UAS differences when only those are counted). Writes ``eval/results/decoders_<treebank>.{json,md}``
 with the command and ``uptime``'s load.
 """
 
@@ -143,8 +146,16 @@ def main() -> None:
         rows.append(row)
         rows[-1]["_results"] = results
         print({k: v for k, v in row.items() if k != "_results"}, flush=True)
+    relaxed_by = {row["decoder"]: row["_results"] for row in rows
+                  if DECODERS[row["decoder"]][0] in ("lp", "ad3")}
     for row in rows:
         results = row.pop("_results")
+        if "lp" in relaxed_by and row["decoder"] in relaxed_by:
+            differ = [not np.array_equal(r.heads, q.heads)
+                      for r, q in zip(results, relaxed_by["lp"])]
+            both_fractional = [d and not r.stats["integral"] and not q.stats["integral"]
+                               for d, r, q in zip(differ, results, relaxed_by["lp"])]
+            row["trees_unlike_lp"] = f"{sum(differ)} ({sum(both_fractional)})"
         rel = (np.abs(values[row["decoder"]] - values["ilp"])
                / np.maximum(1.0, np.abs(values["ilp"])))
         row["rel_diff_max"] = float(rel.max())
@@ -173,7 +184,8 @@ def main() -> None:
                ("nodes_mean", "mean B&B nodes"), ("nodes_max", "max nodes"),
                ("fallbacks", "fallbacks"), ("uas", "UAS"), ("las", "LAS"),
                ("rel_diff_max_text", "max rel diff vs ilp"),
-               ("same_tree_as_ilp", "same tree as ilp"), ("load", "load")]
+               ("same_tree_as_ilp", "same tree as ilp"),
+               ("trees_unlike_lp", "trees unlike lp's (both fractional)"), ("load", "load")]
     write_table(RESULTS / (args.out or f"decoders_{args.treebank}"),
                 f"Order-{order} decoders: relaxations and exact decoding", rows, columns,
                 notes)
