@@ -254,7 +254,8 @@ def main() -> None:
         f"{r['timed_cpu_s']:.2f}" for r in rows) + " |")
     load = uptime()
     command = "python eval/parse_speed.py " + " ".join(sys.argv[1:])
-    notes = (f"Command: `{command}`. Treebank {args.treebank}: order-2 model {how}. Dev: "
+    order = parser.config.order
+    notes = (f"Command: `{command}`. Treebank {args.treebank}: order-{order} model {how}. Dev: "
              f"{len(gold)} sentences, {tokens} tokens, gold tags. One core (OMP/BLAS/numba "
              "threads 1), CPU seconds. `tokens/s`: `write_conllu(parser.parse(read_conllu("
              "dev)), out)` in one process with the model loaded and the kernels warm. "
@@ -272,7 +273,7 @@ def main() -> None:
                ("cli_cpu_s", "polyparse parse CPU s"), ("cli_peak_mb", "peak MB"),
                ("uas", "UAS"), ("las", "LAS"), ("digest", "trees"), ("load", "load")]
     out = RESULTS / (args.out or f"parse_speed_{args.treebank}")
-    write_table(out, "Parsing speed end to end, order 2", rows, columns, notes)
+    write_table(out, f"Parsing speed end to end, order {order}", rows, columns, notes)
     with out.with_suffix(".md").open("a") as md:
         md.write("\n".join(breakdown) + "\n")
 
