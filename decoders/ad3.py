@@ -77,12 +77,12 @@ class AD3Decoder(Decoder):
     rounds:
         At full order, the most AD3 calls per sentence (:meth:`relax_full`), each on
         the optimistic program with the heads whose parts the last call's tree broke
-        made active; None: until its tree breaks none (the LP of HiGHS's
-        ``lp --grandparent star``, within ``tol`` where AD3 converges; ``ad3-exact``'s
-        default). 1 (``ad3``'s default) solves the optimistic program alone, without
-        ancestry factors: still an upper bound on every tree, but not that LP. On 300 en_ewt dev sentences of a
-        three-epoch full model one round parsed 3,739 tokens/s against 389, converged on
-        all against 98%, UAS 88.35 against 88.26 (HiGHS's LP: 88.24;
+        made active; None: until its tree breaks none (``ad3-exact``'s default, its root
+        relaxation). 1 (``ad3``'s default) solves the optimistic program alone, without
+        ancestry factors: still an upper bound on every tree. Neither is HiGHS's LP
+        (``lp``: flow ancestry, pairwise grandparent rows). On 300 en_ewt dev sentences
+        of a three-epoch full model one round parsed 3,739 tokens/s against 389,
+        converged on all against 98%, UAS 88.35 against 88.26 (HiGHS's LP: 88.24;
         ``eval/results/decoders_en_ewt_full_order_rounds.md``); on tr_imst dev with a
         full model 70.39 against 70.51. SSG's relaxed inference does not follow this
         default but the exact decoder's rounds (lazy): trained with one round the tr_imst

@@ -78,9 +78,10 @@ class AD3ExactDecoder(AD3Decoder):
     lazy rounds until the tree breaks no part: with one round per node the search took
     107 nodes a sentence against 1.9 on 300 en_ewt dev sentences of a full model, 87
     tokens/s against 987, ``eval/results/decoders_en_ewt_full_order_rounds.md``) it
-    runs every node with, and ``search`` the root's (the other nodes' rounded trees are taken as they are:
-    on the 30 slowest en_ewt dev sentences local search at every node found no better
-    incumbent, the same nodes were solved, and it cost a fifth of the time); ``max_iter``
+    runs every node with, and ``search`` the root's (the other nodes' rounded trees are
+    taken as they are: on the 30 slowest en_ewt dev sentences local search at every
+    node found no better incumbent, the same nodes were solved, and it cost a fifth of
+    the time); ``max_iter``
     defaults to 100 here, since a node's bound is valid whether AD3 converged or not and
     splitting a slow node was cheaper than finishing it
     (en_ewt, 500 dev sentences: 955 tokens/s at 100 iterations, 870 at 300, 366 at

@@ -1,10 +1,11 @@
 """The decoders side by side (issue 13, item 2): the LP relaxation by HiGHS (``lp``; ``lp
-star`` with the grandparent star rows, the relaxation of AD3's full-order graph) and
-by AD3 (``ad3``; at full order ``ad3 one round``, the optimistic program alone without
-ancestry factors, the default since 2026-11-28, and ``ad3 lazy``, rounds until the tree
-breaks no part, the default before: an ``ad3`` row of an earlier table), and the two exact decoders, HiGHS's branch and bound (``ilp``) and
-branch and bound on AD3's bounds (``ad3-exact``, best first, its default, and depth
-first; ``ad3-exact one round`` relaxes each node on the optimistic program alone).
+star`` with the grandparent star rows of AD3's full-order graph) and by AD3 (``ad3``; at
+full order ``ad3 one round``, the optimistic program alone without ancestry factors, the
+default since 2026-11-28, and ``ad3 lazy``, rounds until the tree breaks no part, the
+default before: an ``ad3`` row of an earlier table), and the two exact decoders,
+HiGHS's branch and bound (``ilp``) and branch and bound on AD3's bounds (``ad3-exact``,
+best first, its default, and depth first; ``ad3-exact one round`` relaxes each node on
+the optimistic program alone).
 
 One command::
 

@@ -889,8 +889,8 @@ def _add_gap(sub) -> None:
                    help="also solve the LP relaxation by this decoder (AD3: orders 1 and 2; "
                         "at full order its own, with ancestry by the tree recursion, the "
                         "grandparent star rows, and the non-projective-arc parts of a head "
-                        "only once a tree breaks one: lazy rounds, not ad3's default of "
-                        "one round, so that the LP is solved) "
+                        "only once a tree breaks one: lazy rounds, ad3-exact's root "
+                        "relaxation, not ad3's default of one round) "
                         "and report it beside HiGHS's: each record gets a 'compare' object "
                         "with the same keys, and a second summary follows")
     p.set_defaults(run=_gap)

@@ -41,9 +41,9 @@ class SubgradientTrainer(PegasosTrainer):
         default): ``ad3`` when the exact decoder is AD3's branch and bound, whose
         factor graph then holds the model's parts, else ``lp``. An ``ad3`` relaxed
         decoder takes the exact decoder's ``rounds`` when that is AD3's, else None:
-        at full order lazy rounds (the LP), unless ``--rounds 1`` asks for the
-        optimistic program alone, 3.4x faster on tr_imst but 0.15 dev UAS lower
-        (``eval/results/orders_tr_imst_full_relaxed_*.md``).
+        at full order lazy rounds (``ad3-exact``'s root relaxation), unless
+        ``--rounds 1`` asks for the optimistic program alone, 3.4x faster on tr_imst
+        but 0.15 dev UAS lower (``eval/results/orders_tr_imst_full_relaxed_*.md``).
     """
 
     def __init__(self, *, eta: float | Literal["sqrt"] = 0.0, relaxed: str = "auto",
