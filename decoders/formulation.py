@@ -196,7 +196,8 @@ def build_formulation(parts: Parts, scores: np.ndarray | None = None, *,
         multi-commodity flow and ``"tree"`` on the single one (which has no ``"flow"``).
     grandparent:
         ``"pairs"`` (the product rows) or ``"star"`` (those and the star rows; module
-        docstring): the LP of AD3's full-order graph (:mod:`decoders.full_graph`).
+        docstring); with ``ancestry="tree"``, the LP of AD3's full-order graph
+        (:mod:`decoders.full_graph`).
     budget:
         A time budget, checked between the families of constraints (raising
         :class:`~decoders.base.TimeLimitReached` with stage ``"build"`` when spent).

@@ -152,8 +152,9 @@ class LPDecoder(Decoder):
         ``"multi"`` (tight for arc-factored scores) or ``"single"`` commodity flow.
     grandparent:
         ``"pairs"``: each grandparent part's product rows; ``"star"``: also each word's
-        star rows (:func:`build_formulation`), the relaxation of AD3's full-order graph,
-        tighter where a word's head is split.
+        star rows (:func:`build_formulation`), those of AD3's full-order graph (whose
+        ancestry is the tree recursion, not this program's flows), tighter where a
+        word's head is split.
     method:
         ``"auto"`` (:func:`lp_method`), ``"highs-ds"`` or ``"highs-ipm"``.
     search:

@@ -27,8 +27,8 @@ relative difference of the value ``|v - v_ilp| / max(1, |v_ilp|)``
 and the share of identical trees; for the relaxations, against ``lp``, the number of
 sentences whose tree differs from its tree and, in brackets, of those where both
 relaxations were fractional (where each rounds its own fractional point: the source of
-their UAS differences when only those are counted). Writes ``eval/results/decoders_<treebank>.{json,md}``
-with the command and ``uptime``'s load.
+their UAS differences when only those are counted). Writes
+``eval/results/decoders_<treebank>.{json,md}`` with the command and ``uptime``'s load.
 """
 
 from __future__ import annotations

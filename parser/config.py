@@ -89,9 +89,9 @@ def default_decoder(parts: dict) -> str:
     """The decoder a model with parts ``parts`` (:func:`build_parts`' options) is
     trained and parsed with unless one is chosen: ``mst`` for arcs alone, else exact
     decoding by AD3's branch and bound wherever its factor graphs hold the parts (all
-    but consecutive siblings: the ILP's trees, 27x its speed at order 2 and 31-34x at
-    full order on en_ewt dev, ``eval/results/decoders_en_ewt_full.md`` and
-    ``decoders_en_ewt_full_order*.md``, where SSG's relaxed inference, ``ad3``, runs
+    but consecutive siblings: the ILP's trees, 27-30x its speed at order 2 and 29-34x
+    at full order on en_ewt dev, ``eval/results/decoders_en_ewt_full.md`` and
+    ``decoders_en_ewt_full_order*.md``, where SSG's relaxed inference, lazy ``ad3``, runs
     at 1.2-1.4x HiGHS's LP and parses as well or better), else the ILP."""
     offsets = set(build_parts(3, **parts).offsets)
     if offsets <= decoder_class("mst").part_types:
