@@ -11,9 +11,11 @@ have replaced stays as it was.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
+import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 #: The signals that ask a run to stop, as far as the platform has them.
@@ -46,29 +48,81 @@ class Stopped(KeyboardInterrupt):
         return f"stopped by {signal.Signals(self.signum).name}"
 
 
+GRACE = 0.5
+"""Seconds a stop signal waits for the main thread to take it (:func:`stop_signals_raise`)
+before the process ends without it."""
+
+
 @contextmanager
-def stop_signals_raise() -> Iterator[None]:
+def stop_signals_raise(clean_up: Callable[[], None] = lambda: None) -> Iterator[None]:
     """Within the block, a stop signal raises :class:`Stopped` in the main thread (every
     one: a first one swallowed by some library must not make the run deaf; clean-up that
     must not be cut short holds them back with :func:`block_stop_signals`). A signal that
     is ignored stays ignored (``nohup`` ignores SIGHUP, a shell ignores SIGINT in a
     background job). The previous handlers are restored on leaving. Outside the main
     thread (where Python cannot set handlers) this does nothing.
+
+    Python runs a signal's handler only between two bytecodes of the main thread, so a
+    main thread inside compiled code (HiGHS's branch and bound, which can run for
+    minutes) would not take it until that code returns. A watchdog thread hears every
+    signal too (:func:`signal.set_wakeup_fd`); when the main thread has not taken it
+    within :data:`GRACE` seconds, the watchdog ends the run itself as the main thread
+    would have: it calls ``clean_up`` (the command line's removes its unfinished output
+    files, :func:`~corpora.files.remove_unfinished`), kills the worker processes, says
+    so on standard error and exits with ``128 + signum``. It can do so because HiGHS (and
+    every long numba kernel) releases the GIL while it computes.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    taken = threading.Event()
 
     def stop(signum: int, frame) -> None:
+        taken.set()
         raise Stopped(signum)
 
     previous = {signum: signal.signal(signum, stop) for signum in STOP_SIGNALS
                 if signal.getsignal(signum) is not signal.SIG_IGN}
+    hear, wake = socket.socketpair()
+    wake.setblocking(False)
+    previous_fd = signal.set_wakeup_fd(wake.fileno(), warn_on_full_buffer=False)
+    watchdog = threading.Thread(target=_watch, args=(hear, taken, frozenset(previous), clean_up),
+                                name="stop-watchdog", daemon=True)
+    with stops_to_main_thread():
+        watchdog.start()
     try:
         yield
     finally:
+        signal.set_wakeup_fd(previous_fd)
+        wake.close()            # the watchdog reads the end of the stream and returns
+        watchdog.join()
+        hear.close()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def _watch(hear: socket.socket, taken: threading.Event, handled: frozenset,
+           clean_up: Callable[[], None]) -> None:
+    """The watchdog of :func:`stop_signals_raise`: for each stop signal written to
+    ``hear``, wait :data:`GRACE` seconds for the main thread's handler to set ``taken``,
+    else end the process (:func:`_end_now`)."""
+    while received := hear.recv(64):
+        for signum in received:
+            if signum not in handled:
+                continue
+            if not taken.wait(GRACE):
+                _end_now(signum, clean_up)
+            taken.clear()
+
+
+def _end_now(signum: int, clean_up: Callable[[], None]) -> None:
+    """End the process as a :class:`Stopped` reaching the command line would: cleaned
+    up, no worker left running, the message, the status."""
+    clean_up()
+    for child in multiprocessing.active_children():
+        child.kill()
+    os.write(2, f"polyparse: {Stopped(signum)}\n".encode())
+    os._exit(Stopped(signum).exit_status)
 
 
 def stop_behind(error: BaseException) -> Stopped | None:

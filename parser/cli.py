@@ -437,8 +437,15 @@ def _parse_with(args, fmt: str, confidence, client) -> None:
         log.warning("%d sentence(s) admitted no tree under the UD rules over the candidate "
                     "arcs and were parsed without them", counts["rules_dropped"])
     if parser.fallbacks:
-        log.warning("%d sentence(s) ran out of the decoder's time limit and fell back to a "
-                    "cheaper tree (MST or the rounded LP)", parser.fallbacks)
+        unconstrained = parser.decodings.unconstrained
+        log.warning("%d sentence(s) reached the time limit (%s s a sentence) and kept the "
+                    "best tree found by then%s", parser.fallbacks, parser.decoder.time_limit,
+                    f", {unconstrained} of them without the UD rules or constraints"
+                    if unconstrained else "")
+    if parser.decodings.kinds["node-limit"]:
+        log.info("%d sentence(s): the search under the UD rules or constraints stopped at "
+                 "its node limit and kept a tree that satisfies them",
+                 parser.decodings.kinds["node-limit"])
     if args.certify:
         print(parser.decodings.summary(), file=sys.stderr)
 
@@ -1017,7 +1024,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(message)s", stream=sys.stderr)
     try:
-        with stop_signals_raise():
+        with stop_signals_raise(remove_unfinished):
             args.run(args)
     except (CorpusError, ModelFileError, OutputError, UsageError) as error:
         print(f"polyparse: error: {error}", file=sys.stderr)

@@ -219,6 +219,50 @@ def test_sigterm_ends_parse_jobs_and_its_workers(sample_model_path, tmp_path):
         assert left == []
 
 
+STUCK_IN_HIGHS = """
+import sys
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+import polyparse.decoders.ilp as ilp
+from polyparse.parser.cli import main
+
+def solve_highs(form, time_limit=None, **options):      # a branch and bound of minutes
+    rng = np.random.default_rng(0)
+    A = rng.random((200, 300))
+    print("solving", file=sys.stderr, flush=True)
+    milp(-rng.random(300), constraints=LinearConstraint(A, -np.inf, 0.3 * A.sum(1)),
+         integrality=np.ones(300), bounds=Bounds(0, 1))
+    print("the solve was not stopped", file=sys.stderr, flush=True)
+
+ilp.solve_highs = solve_highs
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_sigterm_inside_an_ilp_solve_ends_the_command_within_a_second(sample_model_path,
+                                                                        tmp_path):
+    """HiGHS's branch and bound holds the main thread in compiled code, where Python runs
+    no signal handler: the watchdog of :func:`~corpora.signals.stop_signals_raise` ends
+    the run within a second, the earlier output kept and no temporary file left."""
+    out = tmp_path / "out.conllu"
+    out.write_bytes(EARLIER)
+    process = subprocess.Popen(
+        [sys.executable, "-c", STUCK_IN_HIGHS, "parse", "--model", str(sample_model_path),
+         "--input", str(SAMPLE / "dev.conllu"), "--output", str(out), "--decoder", "ilp",
+         "--no-lp-first", "--time-limit", "none", "--no-ud-rules"],
+        stderr=subprocess.PIPE, text=True)
+    assert process.stderr.readline() == "solving\n"
+    time.sleep(0.3)                                   # well inside HiGHS
+    process.send_signal(signal.SIGTERM)
+    sent = time.monotonic()
+    process.wait(timeout=30)
+    took = time.monotonic() - sent
+    err = process.stderr.read()
+    assert (process.returncode, err) == (143, "polyparse: stopped by SIGTERM\n")
+    assert took < 1.0
+    assert out.read_bytes() == EARLIER and stray_files(tmp_path) == []
+
+
 def _cmdline(process: Path) -> bytes:
     try:
         return (process / "cmdline").read_bytes()
