@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _ad3_kernels
 from ._ad3_kernels import QP_ITERATIONS
-from .base import Certificate, DecodeResult, Decoder, register
+from .base import DEFAULT_TIME_LIMIT, Budget, Certificate, DecodeResult, Decoder, register
 from .factor_graph import FactorGraph, largest_score
 from ._kernels import OK
 from .full_graph import FullGraph, FullRelaxation, FullState
@@ -116,8 +116,9 @@ class AD3Decoder(Decoder):
 
     def __init__(self, *, single_root: bool = True, penalty: float = 0.1,
                  adapt_penalty: bool = True, tol: float = 1e-6, max_iter: int = 10000,
-                 search: bool = True, rounds: int | None = 1) -> None:
-        super().__init__(single_root=single_root)
+                 search: bool = True, rounds: int | None = 1,
+                 time_limit: float | None = DEFAULT_TIME_LIMIT) -> None:
+        super().__init__(single_root=single_root, time_limit=time_limit)
         if not penalty > 0:
             raise ValueError(f"penalty must be positive, not {penalty}")
         if not tol > 0:
@@ -248,8 +249,8 @@ class AD3Decoder(Decoder):
         (``stats["upper_bound"]``). A sentence not settled within :data:`LABELED_NODES`
         nodes and the dives after them goes to the labeled program of HiGHS
         (:func:`~decoders.labeled.solve_labeled`: its LP rounded for ``ad3``, branch and
-        bound for ``ad3-exact``; :data:`~decoders.labeled.TIME_LIMIT`;
-        ``stats["search_gave_up"]``)."""
+        bound for ``ad3-exact``; ``stats["search_gave_up"]``); all within
+        :attr:`time_limit`."""
         from .labeled_search import decoder_relaxation, search_or_program
 
         node = self if self.exact else AD3Decoder(
@@ -257,8 +258,9 @@ class AD3Decoder(Decoder):
             adapt_penalty=self.adapt_penalty, tol=self.tol,
             max_iter=min(self.max_iter, LABELED_ITERATIONS), search=self.search,
             rounds=self.rounds)
+        budget = Budget(self.time_limit)
         return search_or_program(parts, scores, problem,
-                                 decoder_relaxation(node, parts, scores),
+                                 decoder_relaxation(node, parts, scores, budget), budget,
                                  single_root=self.single_root, relaxed=not self.exact,
                                  max_nodes=LABELED_NODES)
 

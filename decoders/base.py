@@ -9,6 +9,7 @@ free from :meth:`Decoder.decode_cost_augmented`.
 
 from __future__ import annotations
 
+import copy
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -59,7 +60,7 @@ class DecodeResult:
 CERTIFIED_KINDS = ("exact", "lp-integral", "mst", "eisner")
 """Kinds of :class:`Certificate` whose tree is optimal by proof or by construction."""
 
-CERTIFICATE_KINDS = CERTIFIED_KINDS + ("rounded", "time-limit")
+CERTIFICATE_KINDS = CERTIFIED_KINDS + ("rounded", "node-limit", "time-limit")
 """Every kind of :class:`Certificate`, in the order summaries list them."""
 
 GAP_TOLERANCE = 1e-6
@@ -78,8 +79,10 @@ class Certificate:
         ``"lp-integral"`` (the LP relaxation's solution is integral, hence an optimal
         tree), ``"mst"`` / ``"eisner"`` (first-order exact algorithms: optimal over
         non-projective / projective trees by construction), ``"rounded"`` (a fractional
-        relaxation rounded to a tree) or ``"time-limit"`` (the decoder ran out of time
-        and fell back to a cheaper tree).
+        relaxation rounded to a tree), ``"node-limit"`` (the search under constraints
+        stopped at its node limit and kept a tree that satisfies them, with the bound of
+        its best open node) or ``"time-limit"`` (the sentence's time limit ran out: the
+        best tree found by then).
     score:
         The model's score of the tree (``scores @ parts.from_heads(heads)``).
     upper_bound:
@@ -87,14 +90,18 @@ class Certificate:
         value), when the decoder has one and the tree is not optimal by its kind; None
         otherwise.
     stage:
-        For ``"time-limit"``: ``decoder:stage`` where the time ran out (e.g. ``ilp:ilp``,
-        ``lp:build``, ``ad3-exact:branch``).
+        For ``"time-limit"`` and ``"node-limit"``: ``decoder:stage`` where the limit was
+        reached (e.g. ``ilp:ilp``, ``lp:build``, ``ad3-exact:branch``, ``mst:labeled``).
+    unconstrained:
+        The time ran out before any tree that satisfies the hard constraints (the UD
+        rules, the user's) was found: the tree is the best found without them.
     """
 
     kind: str
     score: float
     upper_bound: float | None = None
     stage: str | None = None
+    unconstrained: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in CERTIFICATE_KINDS:
@@ -116,10 +123,13 @@ class Certificate:
     def comment(self) -> str:
         """The CoNLL-U comment line, e.g. ``# decoding = exact; score = 12.5``, or
         ``# decoding = rounded; upper_bound = 13; score = 12.5; gap = 0.5``; a
-        time-limit fallback also names its ``stage``. Numbers have six decimals."""
+        time-limit fallback also names its ``stage``, and a tree decoded without the
+        constraints says ``constraints = not enforced``. Numbers have six decimals."""
         fields = [f"decoding = {self.kind}"]
         if self.stage is not None:
             fields.append(f"stage = {self.stage}")
+        if self.unconstrained:
+            fields.append("constraints = not enforced")
         if self.upper_bound is not None:
             fields.append(f"upper_bound = {self.upper_bound:.6f}")
         fields.append(f"score = {self.score:.6f}")
@@ -130,30 +140,35 @@ class Certificate:
 
 @dataclass
 class CertificateCounts:
-    """Running totals of :class:`Certificate` s: sentences per ``kind`` and how many
-    were proven ``optimal`` (``parse --certify``'s summary)."""
+    """Running totals of :class:`Certificate` s: sentences per ``kind``, how many were
+    proven ``optimal`` (``parse --certify``'s summary) and how many were decoded
+    ``unconstrained`` (:attr:`Certificate.unconstrained`)."""
 
     kinds: dict = field(default_factory=lambda: dict.fromkeys(CERTIFICATE_KINDS, 0))
     optimal: int = 0
+    unconstrained: int = 0
 
     def add(self, certificate: Certificate) -> None:
         self.kinds[certificate.kind] += 1
         self.optimal += certificate.optimal
+        self.unconstrained += certificate.unconstrained
 
     def merge(self, other: "CertificateCounts") -> None:
         """Add ``other``'s totals (a worker process's) to these."""
         for kind, count in other.kinds.items():
             self.kinds[kind] += count
         self.optimal += other.optimal
+        self.unconstrained += other.unconstrained
 
     def since(self, before: "CertificateCounts") -> "CertificateCounts":
         """What was added after ``before`` (an earlier copy of these totals)."""
         return CertificateCounts({kind: count - before.kinds[kind]
                                   for kind, count in self.kinds.items()},
-                                 self.optimal - before.optimal)
+                                 self.optimal - before.optimal,
+                                 self.unconstrained - before.unconstrained)
 
     def copy(self) -> "CertificateCounts":
-        return CertificateCounts(dict(self.kinds), self.optimal)
+        return CertificateCounts(dict(self.kinds), self.optimal, self.unconstrained)
 
     def summary(self) -> str:
         """One line: the share certified optimal and the count of every kind seen, e.g.
@@ -175,6 +190,10 @@ class ScoredTree:
     score: float
 
 
+DEFAULT_TIME_LIMIT = 1.0
+"""Seconds a sentence's decoding may take by default, every stage included."""
+
+
 class Decoder(Declared, ABC):
     """Maximize ``scores @ z`` over the structures of ``parts``.
 
@@ -183,6 +202,10 @@ class Decoder(Declared, ABC):
     single_root:
         Exactly one word attached to the root (Universal Dependencies); when False any
         number of root children is allowed (CoNLL-X).
+    time_limit:
+        Seconds a sentence's decoding may take, every stage included (under UD rules or
+        constraints too); at the limit the best tree found so far is kept, with a
+        time-limit certificate. None: no limit. (default 1)
     """
 
     kind: ClassVar[str] = "decoder"
@@ -196,8 +219,23 @@ class Decoder(Declared, ABC):
     ``lp``); the parser decodes a constrained sentence with ``ilp`` when its decoder
     does not."""
 
-    def __init__(self, *, single_root: bool = True) -> None:
+    def __init__(self, *, single_root: bool = True,
+                 time_limit: float | None = DEFAULT_TIME_LIMIT) -> None:
+        if time_limit is not None and not time_limit > 0:
+            raise ValueError(f"time_limit must be positive, not {time_limit}")
         self.single_root = single_root
+        self.time_limit = time_limit
+
+    def within(self, budget: "Budget") -> "Decoder":
+        """This decoder with what is left of ``budget`` as its time limit (the stages
+        of a sentence after the first share one budget); ``self`` when neither limits
+        the other."""
+        left = budget.left()
+        if left is None or (self.time_limit is not None and self.time_limit <= left):
+            return self
+        bounded = copy.copy(self)
+        bounded.time_limit = max(left, MIN_TIME_LIMIT)
+        return bounded
 
     @abstractmethod
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
@@ -296,6 +334,11 @@ class TimeLimitReached(Exception):
     def __init__(self, stage: str) -> None:
         super().__init__(f"time limit reached in {stage}")
         self.stage = stage
+
+
+MIN_TIME_LIMIT = 1e-3
+"""The time limit :meth:`Decoder.within` gives a stage when its budget is spent: the
+stage then stops at its first check and returns its cheapest tree."""
 
 
 class Budget:

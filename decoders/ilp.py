@@ -13,8 +13,8 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
-from .base import (Budget, Certificate, DecodeResult, Decoder, ScoredTree, TimeLimitReached,
-                   register)
+from .base import (DEFAULT_TIME_LIMIT, Budget, Certificate, DecodeResult, Decoder, ScoredTree,
+                   TimeLimitReached, register)
 from .formulation import FLOWS, Formulation, build_formulation
 from .lp import LPDecoder
 from .mst import MSTDecoder, fallback_result, round_to_tree
@@ -81,7 +81,7 @@ class ILPDecoder(Decoder):
         bound on every sentence.
     time_limit:
         Seconds per sentence for all stages (building the programs, the LP first,
-        branch and bound), or None.
+        branch and bound), or None. (default 1)
 
     Notes
     -----
@@ -106,10 +106,8 @@ class ILPDecoder(Decoder):
 
     def __init__(self, *, single_root: bool = True, solver: str = "highs",
                  flow: str = "multi", branch_flow: str = "single", lp_first: bool = True,
-                 time_limit: float | None = None) -> None:
-        super().__init__(single_root=single_root)
-        if time_limit is not None and time_limit <= 0:
-            raise ValueError(f"time_limit must be positive, not {time_limit}")
+                 time_limit: float | None = DEFAULT_TIME_LIMIT) -> None:
+        super().__init__(single_root=single_root, time_limit=time_limit)
         for value in (flow, branch_flow):
             if value not in FLOWS:
                 raise ValueError(f"flow must be one of {FLOWS}, not {value!r}")
@@ -117,7 +115,6 @@ class ILPDecoder(Decoder):
         self.flow = flow
         self.branch_flow = branch_flow
         self.lp_first = lp_first
-        self.time_limit = time_limit
 
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
         stats = {"time_build": 0.0, "time_lp": 0.0, "time_ilp": 0.0, "branched": False,

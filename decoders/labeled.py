@@ -51,7 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._labeled_kernels import IS_NONPROJ, projectivity_witnesses
-from .base import DecodeResult
+from .base import MIN_TIME_LIMIT, Budget, DecodeResult, TimeLimitReached
 from .formulation import Formulation, _Rows, build_formulation
 from .lp import INTEGRALITY_TOL
 from .mst import round_to_tree
@@ -59,14 +59,6 @@ from .parts import Parts, PartType
 
 MAX_ROUNDS = 200
 """Rounds of cuts (re-solves) before :func:`solve_labeled` gives up."""
-
-TIME_LIMIT = 10.0
-"""Seconds of branch and bound per sentence when a decoder without a limit of its own
-hands a constrained sentence to :func:`solve_labeled` (the parser, for a decoder that
-cannot honor constraints; ``mst``, for a sentence its search does not settle): the
-incumbent then, which satisfies every constraint, is kept, with a ``time-limit``
-certificate."""
-
 
 class Infeasible(ValueError):
     """No tree over the candidate arcs and labels satisfies the constraints."""
@@ -337,12 +329,14 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
     label variables are integral and the tree breaks nothing, it is the optimum
     (``stats["integral"]``). Otherwise, exact (``relaxed=False``): HiGHS's branch and
     bound, with the projectivity check (and its cuts) after each solve.
-    With ``time_limit`` (seconds), branch and bound stops there and its incumbent, which
-    satisfies every constraint, is returned with ``stats["fallback"]`` True (it may not
-    be optimal); without an incumbent by then: the LP's rounded tree if it breaks
-    nothing, else branch and bound for as long again over the arcs of the LP's support
-    (any tree found there is returned the same way), else on the whole program without a
-    limit.
+    ``time_limit`` (seconds) bounds the whole call: when it runs out in branch and bound,
+    the incumbent, which satisfies every constraint, is returned with
+    ``stats["fallback"]`` True (it may not be optimal). Branch and bound over the whole
+    program gets half of the time left after the LP; without an incumbent by then, the
+    LP's rounded tree if it breaks nothing, else branch and bound over the arcs of the
+    LP's support (a much smaller program) for the rest of the time, its tree returned
+    the same way; with none there either, :class:`~decoders.base.TimeLimitReached`
+    (``"labeled"``; also when the LP itself is not solved in time).
     ``relaxed=True``: the LP relaxation, rounded to a tree by MST on the arc values and each
     word's label by the largest y; when the rounded labeled tree breaks any constraint
     (:func:`violated`), the exact program decides instead (``stats["rule_fallback"]``).
@@ -350,17 +344,21 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
     """
     from scipy.optimize import LinearConstraint, linprog, milp  # 0.4 s: not at start-up
 
+    budget = Budget(time_limit)
     start = time.perf_counter()
     program = build_labeled(parts, scores, problem, single_root=single_root, flow=flow,
                             grandparent=grandparent)
     built = time.perf_counter()
     stats = {"time_build": built - start, "cut_rounds": 0, "cuts": 0, "branched": False,
              "rule_fallback": False, "fallback": False, "relaxed": relaxed}
+    budget.check("labeled")
     res = linprog(-program.c, A_ub=program.A_ub, b_ub=program.b_ub, A_eq=program.A_eq,
                   b_eq=program.b_eq, bounds=np.column_stack([program.lb, program.ub]),
-                  method="highs")
+                  method="highs", options=_time_option(budget))
     if res.status == 2:
         raise Infeasible("no labeled tree satisfies the constraints")
+    if res.status == 1:                 # HiGHS's time limit
+        raise TimeLimitReached("labeled")
     if res.status != 0:
         raise ValueError(f"labeled LP not solved: {res.message}")
     x = lp_x = np.clip(res.x, 0.0, 1.0)
@@ -375,46 +373,43 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
             return labeled_result(parts, scores, problem, heads, labels, stats)
         stats["rule_fallback"] = relaxed
     A_ub, b_ub = program.A_ub, program.b_ub
-    ub, restricted, window_start = program.ub, False, start
+    ub, restricted = program.ub, False
+    left = budget.left()
+    window = Budget(None if left is None else left / 2)
     cuts: list[np.ndarray] = []
     cut_rhs: list[float] = []
     for rounds in range(MAX_ROUNDS):
         if cuts:
             A_ub = sp.vstack([program.A_ub, sp.csr_array(np.array(cuts))], format="csr")
             b_ub = np.concatenate([program.b_ub, np.array(cut_rhs)])
-        options = {"mip_rel_gap": 0.0}
-        if time_limit is not None:
-            options["time_limit"] = max(0.1, time_limit - (time.perf_counter() - window_start))
-        res = milp(-program.c, integrality=program.integrality,
-                   bounds=(program.lb, ub),
-                   constraints=[LinearConstraint(A_ub, -np.inf, b_ub),
-                                LinearConstraint(program.A_eq, program.b_eq, program.b_eq)],
-                   options=options)
-        if res.status == 2 and not restricted:
-            raise Infeasible("no labeled tree satisfies the constraints")
-        if res.x is None and restricted:
-            # nothing on the LP's support either: search the whole program to the end
-            ub, restricted, time_limit = program.ub, False, None
-            continue
-        if res.x is None and time_limit is not None:
-            # no incumbent: the LP's rounded tree if it breaks nothing, else branch and
-            # bound again for as long over the arcs of the LP's support (a much smaller
-            # program), and only then without a limit
+        res = None
+        if window.left() != 0.0:
+            res = milp(-program.c, integrality=program.integrality, bounds=(program.lb, ub),
+                       constraints=[LinearConstraint(A_ub, -np.inf, b_ub),
+                                    LinearConstraint(program.A_eq, program.b_eq, program.b_eq)],
+                       options={"mip_rel_gap": 0.0, **_time_option(window)})
+            if res.status == 2 and not restricted:
+                raise Infeasible("no labeled tree satisfies the constraints")
+        if res is None or res.x is None:
+            if res is not None and res.status not in (1, 2):    # 1: HiGHS's time limit
+                raise ValueError(f"labeled ILP not solved: {res.message}")
+            if restricted or budget.left() == 0.0:
+                raise TimeLimitReached("labeled")
+            # out of time without an incumbent: the LP's rounded tree if it breaks
+            # nothing, else the program restricted to the LP's support, for the rest
             heads = round_to_tree(parts, np.round(lp_x[:program.form.n_parts], 4), single_root)
             labels = _labels_of(program, lp_x, heads)
             if labels is not None and not violated(parts, problem, program, heads, labels):
-                stats.update(fallback=True, fallback_stage="ilp")
+                stats.update(fallback=True, fallback_stage="labeled")
                 return labeled_result(parts, scores, problem, heads, labels, stats)
             arcs = program.arc_var[program.arc_var >= 0]
             ub = program.ub.copy()
             ub[arcs[lp_x[arcs] <= INTEGRALITY_TOL]] = 0.0
-            restricted, window_start = True, time.perf_counter()
+            restricted, window = True, budget
             continue
-        if res.x is None:
-            raise ValueError(f"labeled ILP not solved: {res.message}")
         stats["branched"] = True
         if res.status != 0 or restricted:   # the time limit: the incumbent, not optimal
-            stats.update(fallback=True, fallback_stage="ilp")
+            stats.update(fallback=True, fallback_stage="labeled")
         x = res.x
         heads = round_to_tree(parts, x[:program.form.n_parts], single_root)
         labels = _labels_of(program, x, heads)
@@ -433,6 +428,12 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
             cut_rhs.append(float(cut.sum() - 1.0))
     raise ValueError(f"labeled ILP: still breaking projectivity after {MAX_ROUNDS} rounds "
                      "of cuts")
+
+
+def _time_option(budget: Budget) -> dict:
+    """HiGHS's ``time_limit`` option for what is left of ``budget`` (none without one)."""
+    left = budget.left()
+    return {} if left is None else {"time_limit": max(left, MIN_TIME_LIMIT)}
 
 
 def violated(parts: Parts, problem: LabeledProblem, program: _Program, heads: np.ndarray,

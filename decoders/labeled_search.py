@@ -49,8 +49,8 @@ from typing import Callable
 import numpy as np
 
 from . import _kernels
-from .base import Decoder
-from .labeled import (TIME_LIMIT, Infeasible, LabeledProblem, LabeledResult,
+from .base import Budget, Decoder, TimeLimitReached
+from .labeled import (Infeasible, LabeledProblem, LabeledResult,
                       labeled_result, projectivity_violations, solve_labeled)
 from .parts import Parts, PartType
 
@@ -108,12 +108,14 @@ def projective_restriction(parts: Parts, single_root: bool) -> Relaxation:
     return _first_order(parts, single_root, _kernels.eisner_heads)
 
 
-def decoder_relaxation(decoder: Decoder, parts: Parts, scores: np.ndarray) -> Relaxation:
+def decoder_relaxation(decoder: Decoder, parts: Parts, scores: np.ndarray,
+                       budget: Budget) -> Relaxation:
     """Any decoder's relaxation over the parts of the available arcs
-    (:meth:`~decoders.parts.Parts.restrict`; higher-order parts keep their scores): its
+    (:meth:`~decoders.parts.Parts.restrict`; higher-order parts keep their scores), each
+    node within what is left of ``budget`` (:meth:`~decoders.base.Decoder.within`): its
     tree, and as the bound its certificate's upper bound (AD3's dual value, the LP's
-    value), or the tree's score when the certificate proves it optimal (``ad3-exact``,
-    ``ilp``)."""
+    value, a time-limited search's open bound), or the tree's score when the
+    certificate proves it optimal (``ad3-exact``, ``ilp``)."""
     arcs = parts.arcs
     n = parts.n
     arc_block = parts.block(PartType.ARC)
@@ -128,8 +130,9 @@ def decoder_relaxation(decoder: Decoder, parts: Parts, scores: np.ndarray) -> Re
         node_scores = scores[rows]
         node_scores[sub.block(PartType.ARC)] = arc_scores[rows[sub.block(PartType.ARC)]
                                                           - arc_block.start]
-        result = decoder.decode(sub, node_scores)
-        certificate = decoder.certificate(result)
+        bounded = decoder.within(budget)
+        result = bounded.decode(sub, node_scores)
+        certificate = bounded.certificate(result)
         if certificate.optimal:
             return certificate.score, result.heads, True
         return certificate.upper_bound, result.heads, False
@@ -235,7 +238,7 @@ class _Checker:
 
 
 def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
-                   relax: Relaxation, *, max_nodes: int = MAX_NODES,
+                   relax: Relaxation, budget: Budget, *, max_nodes: int = MAX_NODES,
                    restriction: Relaxation | None = None) -> LabeledResult | None:
     """The best labeled tree under ``scores`` (one per part) and ``problem``, by the
     branch and bound of the module docstring with ``relax`` as each node's relaxation
@@ -243,17 +246,21 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
     When ``relax`` is exact on the node that ends the search (the MST always), the tree
     is the optimum; otherwise it is a labeled tree that satisfies ``problem`` and
     ``stats["upper_bound"]``, the bound of that node, bounds every such tree's score
-    (best first: every open node's bound is lower). After ``max_nodes`` relaxations,
-    the same search over ``restriction`` (a subset of the trees, e.g.
-    :func:`projective_restriction`; ``max_nodes`` more), else depth-first dives from the
-    root (:data:`DIVES`, ``max_nodes`` relaxations each) give a tree that breaks
-    nothing, with the best open node's bound (``stats["fallback"]``); None if they find
-    none (the caller decides then).
+    (best first: every open node's bound is lower). After ``max_nodes`` relaxations, or
+    half of what was left of ``budget`` at the start, the same search over
+    ``restriction`` (a subset of the trees, e.g. :func:`projective_restriction`;
+    ``max_nodes`` more), else depth-first dives from the root (:data:`DIVES`,
+    ``max_nodes`` relaxations each), within the rest of ``budget``, give a tree that
+    breaks nothing, with the best open node's bound (``stats["fallback"]``); None if
+    they find none (the caller decides then).
     :class:`~decoders.labeled.Infeasible` when no labeled tree satisfies ``problem``.
     ``stats``: ``nodes`` (relaxations solved), ``upper_bound`` (None: exact),
     ``fallback``, ``fallback_stage`` (``"restriction"``: the restriction's best tree;
-    ``"dive"``), ``time_search``."""
+    ``"dive"``), ``limit`` (what stopped the search: ``"nodes"`` or ``"time"``),
+    ``time_search``."""
     start = time.perf_counter()
+    left = budget.left()
+    search_budget = Budget(None if left is None else left / 2)
     arc_scores = scores[parts.block(PartType.ARC)]
     checker = _Checker(parts, problem)
     n = parts.n
@@ -290,13 +297,14 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
             if found is not None:
                 yield found[0], child, found[1]
 
-    def dive(first: str, budget: int) -> tuple[_Tree | None, int]:
-        """Depth first from the root to a tree that breaks nothing, within ``budget``
-        relaxations: ``first`` ``"branch"``: the first branch first (its first item
-        forbidden, nothing forced); ``"bound"``: the branch of highest bound first."""
+    def dive(first: str, most: int) -> tuple[_Tree | None, int]:
+        """Depth first from the root to a tree that breaks nothing, within ``most``
+        relaxations and what is left of ``budget``: ``first`` ``"branch"``: the
+        first branch first (its first item forbidden, nothing forced); ``"bound"``: the
+        branch of highest bound first."""
         stack = [(checker.valid, root[1], checker.witness(root[1]))]
         used = 0
-        while stack and used < budget:
+        while stack and used < most and budget.left() != 0.0:
             allowed, tree, items = stack.pop()
             if items is None:
                 return tree, used
@@ -318,7 +326,8 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
     while heap:
         neg_bound, _, allowed, tree = heapq.heappop(heap)
         if tree is None:
-            if nodes >= max_nodes:
+            if nodes >= max_nodes or search_budget.left() == 0.0:
+                stats["limit"] = "nodes" if nodes >= max_nodes else "time"
                 # out of nodes: the restriction's best tree, else a dive from the root,
                 # for a tree that breaks nothing; this node's bound (the best open
                 # one's) still bounds every tree
@@ -327,7 +336,7 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
                 if restriction is not None:
                     try:
                         found = search_labeled(parts, scores, problem, restriction,
-                                               max_nodes=max_nodes)
+                                               budget, max_nodes=max_nodes)
                     except Infeasible:
                         pass
                 if found is not None:
@@ -369,18 +378,21 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
 
 
 def search_or_program(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
-                      relax: Relaxation, *, single_root: bool, relaxed: bool,
-                      max_nodes: int = MAX_NODES,
+                      relax: Relaxation, budget: Budget, *, single_root: bool,
+                      relaxed: bool, max_nodes: int = MAX_NODES,
                       restriction: Relaxation | None = None) -> LabeledResult:
     """:func:`search_labeled`, and for a sentence it does not settle, the labeled program
     of HiGHS (:func:`~decoders.labeled.solve_labeled`, its LP rounded when ``relaxed``,
-    else branch and bound; :data:`~decoders.labeled.TIME_LIMIT`;
-    ``stats["search_gave_up"]``): what the decoders that honor constraints by search
+    else branch and bound; ``stats["search_gave_up"]``), all within ``budget``
+    (:class:`~decoders.base.TimeLimitReached` when it runs out before a tree that
+    satisfies ``problem`` is found): what the decoders that honor constraints by search
     (``mst``, ``ad3``, ``ad3-exact``) return from ``decode_labeled``."""
-    found = search_labeled(parts, scores, problem, relax, max_nodes=max_nodes,
+    found = search_labeled(parts, scores, problem, relax, budget, max_nodes=max_nodes,
                            restriction=restriction)
     if found is None:
+        if budget.left() == 0.0:
+            raise TimeLimitReached("labeled")
         found = solve_labeled(parts, scores, problem, single_root=single_root,
-                              relaxed=relaxed, time_limit=TIME_LIMIT)
+                              relaxed=relaxed, time_limit=budget.left())
         found.result.stats["search_gave_up"] = True
     return found

@@ -15,7 +15,8 @@ from typing import Literal
 
 import numpy as np
 
-from .base import Budget, Certificate, DecodeResult, Decoder, TimeLimitReached, register
+from .base import (DEFAULT_TIME_LIMIT, Budget, Certificate, DecodeResult, Decoder,
+                   TimeLimitReached, register)
 from .formulation import FLOWS, GRANDPARENTS, Formulation, build_formulation
 from .local_search import local_search
 from .mst import fallback_result, round_to_tree
@@ -166,7 +167,7 @@ class LPDecoder(Decoder):
         None. When they run out before the LP is solved the result is the maximum
         spanning tree under the arc scores (:func:`~decoders.mst.fallback_result`),
         with ``stats["fallback"]`` True; when they run out after, the MST-rounded tree
-        without local search.
+        without local search. (default 1)
 
     Notes
     -----
@@ -183,19 +184,16 @@ class LPDecoder(Decoder):
     def __init__(self, *, single_root: bool = True, flow: str = "multi",
                  grandparent: Literal["pairs", "star"] = "pairs",
                  method: str = "auto", search: bool = True,
-                 time_limit: float | None = None) -> None:
-        super().__init__(single_root=single_root)
+                 time_limit: float | None = DEFAULT_TIME_LIMIT) -> None:
+        super().__init__(single_root=single_root, time_limit=time_limit)
         if flow not in FLOWS:
             raise ValueError(f"flow must be one of {FLOWS}, not {flow!r}")
-        if time_limit is not None and time_limit <= 0:
-            raise ValueError(f"time_limit must be positive, not {time_limit}")
         if grandparent not in GRANDPARENTS:
             raise ValueError(f"grandparent must be one of {GRANDPARENTS}, not {grandparent!r}")
         self.flow = flow
         self.grandparent = grandparent
         self.method = method
         self.search = search
-        self.time_limit = time_limit
 
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
         return self.decode_within(parts, scores, Budget(self.time_limit))

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from . import _kernels
-from .base import Certificate, DecodeResult, Decoder, ScoredTree, register, tree_result
+from .base import Budget, Certificate, DecodeResult, Decoder, ScoredTree, register, tree_result
 from .parts import Parts
 
 
@@ -125,14 +125,14 @@ class MSTDecoder(Decoder):
         (:mod:`decoders.labeled_search`). Out of nodes, the best projective tree that
         satisfies the constraints (the same search over Eisner's trees) with the best
         open bound (``stats["fallback"]``); a sentence neither settles goes to the
-        labeled ILP (:func:`~decoders.labeled.solve_labeled`,
-        :data:`~decoders.labeled.TIME_LIMIT`; ``stats["search_gave_up"]``)."""
+        labeled ILP (:func:`~decoders.labeled.solve_labeled`;
+        ``stats["search_gave_up"]``); all within :attr:`time_limit`."""
         from .labeled_search import (mst_relaxation, projective_restriction,
                                      search_or_program)
 
         return search_or_program(parts, scores, problem,
                                  mst_relaxation(parts, self.single_root),
-                                 single_root=self.single_root, relaxed=False,
+                                 Budget(self.time_limit), single_root=self.single_root, relaxed=False,
                                  restriction=projective_restriction(parts,
                                                                     self.single_root))
 

@@ -26,10 +26,9 @@ import numpy as np
 
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, ROOT, Sentence
 from polyparse.corpora.tokenizer import Tokenizer
-from polyparse.decoders import (Certificate, CertificateCounts, DecodeResult, Decoder,
-                                ScoredTree, make_decoder)
-from polyparse.decoders.labeled import (TIME_LIMIT, Infeasible, LabeledProblem, LabeledResult,
-                                        best_labels)
+from polyparse.decoders import (Budget, Certificate, CertificateCounts, DecodeResult, Decoder,
+                                ScoredTree, TimeLimitReached, make_decoder)
+from polyparse.decoders.labeled import Infeasible, LabeledProblem, LabeledResult, best_labels
 from polyparse.learning.confidence import (Temperatures, fit_temperatures, head_marginals,
                                            head_model, label_probabilities)
 from polyparse.learning.examples import Examples
@@ -309,7 +308,13 @@ class Parser:
         no rule is kept: it is the best tree under the rules too (for an exact decoder,
         the exact constrained optimum; counted as ``rules_held``).
         :class:`~parser.constraints.ConstraintError` when no tree satisfies the
-        constraints."""
+        constraints.
+
+        Every stage shares one budget, the decoder's ``time_limit`` counted from here:
+        when it runs out before a tree that satisfies the rules and ``constraints`` is
+        found, the best tree found without them is kept, and its certificate says so
+        (``time-limit``, :attr:`~decoders.base.Certificate.unconstrained`)."""
+        budget = Budget(self.decoder.time_limit)
         n = len(sentence)
         if n == 0:           # the one empty tree
             self.decodings.add(Certificate("exact", 0.0))
@@ -330,7 +335,11 @@ class Parser:
                 else:
                     self.constrained["rules_held"] += 1
         if plain is None:
-            labeled, certificate = self.decode_constrained(sentence, constraints, found)
+            try:
+                labeled, certificate = self.decode_constrained(sentence, constraints, found,
+                                                               budget)
+            except TimeLimitReached as stop:
+                return self._unconstrained(sentence, seen, found, confidence, budget, stop)
             self.decodings.add(certificate)
             label_ids = labeled.labels[1:]
             heads = labeled.result.heads
@@ -349,6 +358,26 @@ class Parser:
             parsed = self._labelled(sentence, heads, label_ids)
         return self._analysis(parsed, certificate, seen, heads, label_ids, S, confidence)
 
+    def _unconstrained(self, sentence: Sentence, seen: Sentence, found: "_Plain | None",
+                       confidence: Temperatures | None, budget: Budget,
+                       stop: TimeLimitReached) -> Analysis:
+        """The analysis of a sentence whose time ran out before a tree that satisfies
+        its constraints was found (:meth:`analyze`): the tree decoded without them
+        (``found``; else decoded now, with what is left of ``budget``), with a
+        ``time-limit`` certificate that says the constraints were not enforced."""
+        if found is None:
+            found = self._plain(seen, confidence, decoder=self.decoder.within(budget))
+        certificate = self.decoder.certificate(found.result)
+        certificate = Certificate("time-limit", certificate.score,
+                                  upper_bound=certificate.upper_bound,
+                                  stage=f"{self.decoder.name}:{stop.stage}",
+                                  unconstrained=True)
+        self.decodings.add(certificate)
+        heads = found.result.heads
+        parsed = self._labelled(sentence, heads, found.label_ids)
+        return self._analysis(parsed, certificate, seen, heads, found.label_ids, found.S,
+                              confidence)
+
     def _analysis(self, parsed: Sentence, certificate, seen: Sentence, heads: np.ndarray,
                   label_ids: np.ndarray, S: np.ndarray | None,
                   confidence: Temperatures | None) -> Analysis:
@@ -365,10 +394,12 @@ class Parser:
                             label_scores, label_ids, confidence.label)]))
 
     def _plain(self, seen: Sentence, confidence: Temperatures | None,
-               every_label: bool = False) -> "_Plain":
-        """Decode ``seen`` without constraints, each arc with its best label; with
-        ``every_label``, an arc-factored model also keeps every label's score of every
-        arc (for :meth:`decode_constrained`, which then needs no label features)."""
+               every_label: bool = False, decoder: Decoder | None = None) -> "_Plain":
+        """Decode ``seen`` without constraints by ``decoder`` (the parser's by default),
+        each arc with its best label; with ``every_label``, an arc-factored model also
+        keeps every label's score of every arc (for :meth:`decode_constrained`, which
+        then needs no label features)."""
+        decoder = decoder or self.decoder
         n = len(seen)
         words = np.arange(1, n + 1)
         S = example = label_scores = None
@@ -377,10 +408,10 @@ class Parser:
             if every_label:     # every arc's entries are written; the rest are unused
                 label_scores = np.empty((n + 1, n + 1, len(self.model.labels)))
             S, labels = self.model.arc_scores(seen, label_scores=label_scores)
-            result = self.decoder.decode_arcs(S)
+            result = decoder.decode_arcs(S)
             label_ids = labels[result.heads[1:], words]
         else:
-            result, label_ids, example = self._decode_parts(seen, self.decoder)
+            result, label_ids, example = self._decode_parts(seen, decoder)
             if confidence is not None:
                 S, _ = head_model(self.model).arc_scores(seen)
         return _Plain(result, label_ids, S, example, label_scores)
@@ -397,7 +428,7 @@ class Parser:
         return True
 
     def decode_constrained(self, sentence: Sentence, constraints: Constraints | None = None,
-                           plain: "_Plain | None" = None
+                           plain: "_Plain | None" = None, budget: Budget | None = None
                            ) -> tuple[LabeledResult, Certificate]:
         """Decode ``sentence`` with its labels in the program
         (:mod:`decoders.labeled`): the UD rules (when :attr:`use_ud_rules`) and
@@ -419,7 +450,11 @@ class Parser:
         two is kept (counted as ``repaired`` when it is the new one).
 
         ``plain``: the sentence decoded without constraints, when the caller has it (its
-        scores are reused)."""
+        scores are reused). Every stage runs within what is left of ``budget`` (by
+        default the decoder's ``time_limit`` from now);
+        :class:`~decoders.base.TimeLimitReached` when it runs out before a tree that
+        satisfies the constraints is found."""
+        budget = budget or Budget(self.decoder.time_limit)
         rules = frozenset(self.ud_rules.rules) if self.use_ud_rules \
             and len(sentence) <= CONSTRAINED_MAX_WORDS else frozenset()
         user = constraints if constraints is not None and constraints.applies(sentence) \
@@ -429,14 +464,14 @@ class Parser:
         decoder = self.decoder
         if not decoder.honors_constraints:
             decoder = make_decoder("ilp", self.config.single_root,
-                                   time_limit=TIME_LIMIT)
+                                   time_limit=decoder.time_limit)
             self.constrained["ilp_for_decoder"] += 1
         self.constrained["sentences"] += 1
         hint = None if plain is None else plain.result.heads
         for all_arcs in (False, True):
             try:
-                labeled = self._decode_labeled(sentence, rules, user, decoder, all_arcs,
-                                               plain=plain)
+                labeled = self._decode_labeled(sentence, rules, user, decoder.within(budget),
+                                               all_arcs, plain=plain)
                 break
             except Infeasible:
                 if all_arcs:
@@ -450,14 +485,17 @@ class Parser:
             log.warning("%s: no tree satisfies the UD rules over the candidate arcs; "
                         "decoded without them", _where(sentence))
             rules = frozenset()
-            labeled = self._decode_labeled(sentence, rules, None, decoder, True)
-        if labeled.result.stats.get("fallback") and hint is not None:
-            labeled = self._repaired(sentence, rules, user, decoder, labeled, hint)
+            labeled = self._decode_labeled(sentence, rules, None, decoder.within(budget),
+                                           True)
+        if labeled.result.stats.get("fallback") and hint is not None and budget.left() != 0:
+            labeled = self._repaired(sentence, rules, user, decoder.within(budget), labeled,
+                                     hint)
         stats = labeled.result.stats
         self.constrained["lp_to_ilp"] += bool(stats.get("rule_fallback"))
         value = labeled.result.value
         if stats.get("fallback"):
-            certificate = Certificate("time-limit", value, upper_bound=_upper_bound(stats),
+            kind = "node-limit" if stats.get("limit") == "nodes" else "time-limit"
+            certificate = Certificate(kind, value, upper_bound=_upper_bound(stats),
                                       stage=f"{decoder.name}:labeled")
         elif stats.get("upper_bound") is not None:      # a relaxed decoder's search
             certificate = Certificate("rounded", value, upper_bound=stats["upper_bound"])
@@ -477,6 +515,8 @@ class Parser:
         union = _arc_rows(np.vstack([hint[1:], incumbent.result.heads[1:]]))
         try:
             repaired = self._decode_labeled(sentence, rules, user, decoder, False, union)
+        except TimeLimitReached:
+            return incumbent
         except Infeasible:          # cannot happen: the incumbent is one of its trees
             return incumbent
         if repaired.result.value <= incumbent.result.value + 1e-9:
@@ -638,7 +678,8 @@ class Parser:
         values are then integral, up to ties). Not counted in :attr:`decodings`.
         """
         decoder = (self.decoder if self.decoder.name in RELAXED_DECODERS
-                   else make_decoder("lp", self.config.single_root))
+                   else make_decoder("lp", self.config.single_root,
+                                     time_limit=self.decoder.time_limit))
         if len(sentence) == 0:
             return Relaxation(Analysis(sentence, Certificate("lp-integral", 0.0)),
                               np.zeros((1, 1)), decoder.name)

@@ -58,7 +58,7 @@ def test_order_2_equals_brute_force_where_the_lp_is_fractional(pruned, single_ro
                                      time_limit=None).decode(parts, scores)
             assert_optimal(result, parts, scores, trees, values,
                            f"n={n} seed={seed} {result.stats}")
-            root = AD3Decoder(single_root=single_root).decode(parts, scores)
+            root = AD3Decoder(single_root=single_root, time_limit=None).decode(parts, scores)
             if not root.stats["certified"]:
                 assert result.stats["nodes"] > 0
                 branched += 1
@@ -107,7 +107,7 @@ def test_agrees_with_the_ilp_on_larger_order_2_instances():
         single_root = bool(i % 2)
         parts, scores = random_order_2(rng, n, 3, 0.5)
         exact = AD3ExactDecoder(single_root=single_root, time_limit=None).decode(parts, scores)
-        ilp = ILPDecoder(single_root=single_root).decode(parts, scores)
+        ilp = ILPDecoder(single_root=single_root, time_limit=None).decode(parts, scores)
         assert exact.value == pytest.approx(ilp.value, rel=1e-6, abs=1e-6)
         assert exact.stats["certified"]
         assert_valid_tree(exact.heads, n, single_root)
@@ -203,6 +203,6 @@ def test_agrees_with_the_ilp_at_full_order():
         scores = rng.normal(size=len(parts))
         scores[parts.block(PartType.ARC).stop:] *= 0.5
         exact = AD3ExactDecoder(single_root=True, time_limit=None).decode(parts, scores)
-        ilp = ILPDecoder(single_root=True).decode(parts, scores)
+        ilp = ILPDecoder(single_root=True, time_limit=None).decode(parts, scores)
         assert exact.value == pytest.approx(ilp.value, rel=1e-6, abs=1e-6)
         assert exact.stats["certified"]

@@ -63,7 +63,7 @@ DECODER_OPTIONS = [{}, {"flow": "single"}, {"lp_first": False, "branch_flow": "m
 def test_ilp_equals_brute_force(order, consecutive, single_root, options):
     rng = np.random.default_rng([CONFIGS.index((order, consecutive)), single_root,
                                  DECODER_OPTIONS.index(options)])
-    decoder = ILPDecoder(single_root=single_root, **options)
+    decoder = ILPDecoder(single_root=single_root, time_limit=None, **options)
     # n = 6 without single root has 16807 trees: brute force at n = 6 for single root
     # only, for the default options only (the others are the same program solved another
     # way: one instance at n = 5), and not for full with consecutive siblings (seconds of
@@ -200,7 +200,7 @@ def test_nonprojective_solutions_reached():
     # arcs 0 -> 2, 2 -> 1, 1 -> 3, 2 -> 4: only (1, 3) is non-projective (2 is not below 1)
     target = np.array([-1, 2, 0, 1, 2])
     scores = 2.0 * parts.from_heads(target) - 1.0
-    result = ILPDecoder(single_root=True).decode(parts, scores)
+    result = ILPDecoder(single_root=True, time_limit=None).decode(parts, scores)
     np.testing.assert_array_equal(result.heads, target)
     block = parts.block(PartType.NONPROJ)
     assert result.output[block].sum() == 1  # arc (1, 3) skips word 2
@@ -211,7 +211,7 @@ def test_cost_augmented_ilp_is_exact(order, consecutive):
     rng = np.random.default_rng(6)
     n, single_root = 5, True
     parts, trees, Z = structures(n, order, consecutive, single_root)
-    decoder = DECODERS["ilp"](single_root=single_root)
+    decoder = DECODERS["ilp"](single_root=single_root, time_limit=None)
     for _ in range(3):
         scores = random_scores(parts, rng)
         gold = Z[rng.integers(len(Z))]
@@ -230,8 +230,9 @@ def test_pulp_cbc_equals_highs(order, consecutive):
     parts = build_parts(n, pruned_arcs(n, rng, heads_per_word=3), order=order,
                         consecutive_siblings=consecutive)
     scores = random_scores(parts, rng)
-    highs = ILPDecoder(single_root=True, lp_first=False).decode(parts, scores)
-    cbc = ILPDecoder(single_root=True, solver="CBC", lp_first=False).decode(parts, scores)
+    highs = ILPDecoder(single_root=True, lp_first=False, time_limit=None).decode(parts, scores)
+    cbc = ILPDecoder(single_root=True, solver="CBC", lp_first=False,
+                     time_limit=None).decode(parts, scores)
     assert not cbc.stats["fallback"] and cbc.stats["ilp_nodes"] is None
     assert cbc.value == pytest.approx(highs.value, abs=1e-6)
     np.testing.assert_array_equal(cbc.heads, highs.heads)
@@ -250,7 +251,7 @@ def test_cbc_runs_from_the_path_or_from_pulp_without_deprecation(tmp_path, monke
     parts = build_parts(4, pruned_arcs(4, rng, heads_per_word=3), order="2")
     scores = random_scores(parts, rng)
     form = build_formulation(parts, scores, single_root=True)
-    highs = ILPDecoder(single_root=True, lp_first=False).decode(parts, scores)
+    highs = ILPDecoder(single_root=True, lp_first=False, time_limit=None).decode(parts, scores)
     bundled = pulp.PULP_CBC_CMD.pulp_cbc_path
     monkeypatch.setenv("PATH", str(tmp_path))
     assert cbc_path() == bundled
@@ -272,8 +273,8 @@ def test_integral_lp_skips_branch_and_bound():
     n = 8
     parts = build_parts(n, pruned_arcs(n, rng, heads_per_word=4), order="1")
     scores = random_scores(parts, rng)
-    first = ILPDecoder(single_root=True).decode(parts, scores)
-    branched = ILPDecoder(single_root=True, lp_first=False).decode(parts, scores)
+    first = ILPDecoder(single_root=True, time_limit=None).decode(parts, scores)
+    branched = ILPDecoder(single_root=True, lp_first=False, time_limit=None).decode(parts, scores)
     assert not first.stats["branched"] and first.stats["ilp_nodes"] == 0
     assert branched.stats["branched"]
     np.testing.assert_array_equal(first.heads, branched.heads)

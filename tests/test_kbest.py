@@ -122,7 +122,7 @@ def test_ilp_no_good_cuts_equal_brute_force(order, single_root):
     from test_ilp import random_scores as part_scores
 
     rng = np.random.default_rng(11 + single_root + 3 * (order == "full"))
-    decoder = ILPDecoder(single_root=single_root)
+    decoder = ILPDecoder(single_root=single_root, time_limit=None)
     for n in ([3, 4, 5] if order == "2" else [3, 4]):
         parts = build_parts(n, order=order)
         trees = all_trees(n, single_root)

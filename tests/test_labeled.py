@@ -8,7 +8,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from polyparse.decoders import PartType
+from polyparse.decoders import Budget, PartType
 from polyparse.decoders.higher_order import build_parts
 from polyparse.decoders.labeled import (ChildRule, Contiguous, Infeasible, LabeledProblem,
                                         best_labels, projectivity_violations, solve_labeled)
@@ -114,7 +114,7 @@ def test_without_label_constraints_same_tree_and_best_labels():
         label_scores = rng.normal(size=(parts.arcs.shape[0], 4))
         problem = best_labels(label_scores, k=3)
         assert not problem.constrained
-        plain = make_decoder("ilp").decode(parts, scores)
+        plain = make_decoder("ilp", time_limit=None).decode(parts, scores)
         got = solve_labeled(parts, scores, problem, single_root=True)
         assert np.array_equal(got.result.heads, plain.heads)
         rows = [int(np.flatnonzero((parts.arcs[:, 0] == plain.heads[m])
@@ -175,7 +175,7 @@ def test_mst_search_matches_brute_force(seed):
     from polyparse.decoders import make_decoder
 
     parts, scores, problem, value = _first_order_instance(seed)
-    decoder = make_decoder("mst")
+    decoder = make_decoder("mst", time_limit=None)
     if value == -np.inf:
         with pytest.raises(Infeasible):
             decoder.decode_labeled(parts, scores, problem)
@@ -196,9 +196,9 @@ def test_mst_search_gives_up_to_the_ilp(monkeypatch):
     assert value > -np.inf
     assert labeled_search.search_labeled(parts, scores, problem,
                                          labeled_search.mst_relaxation(parts, True),
-                                         max_nodes=1) is None
+                                         Budget(None), max_nodes=1) is None
     monkeypatch.setattr(labeled_search, "search_labeled", lambda *a, **k: None)
-    got = make_decoder("mst").decode_labeled(parts, scores, problem)
+    got = make_decoder("mst", time_limit=None).decode_labeled(parts, scores, problem)
     assert got.result.stats["search_gave_up"]
     assert got.result.value == pytest.approx(value, abs=1e-6)
     assert _feasible(got.result.heads, got.labels, problem)
@@ -218,7 +218,7 @@ def test_out_of_nodes_the_mst_search_takes_the_best_projective_tree():
         parts = build_parts(4, order="1")
         scores = rng.normal(size=len(parts))
         label_scores, problem = _problem(parts, rng, 2, **_constraints(4, 2, rng))
-        got = search_labeled(parts, scores, problem, mst_relaxation(parts, True),
+        got = search_labeled(parts, scores, problem, mst_relaxation(parts, True), Budget(None),
                              max_nodes=3, restriction=projective_restriction(parts, True))
         if got is None or not got.result.stats["fallback"]:
             continue
@@ -240,11 +240,11 @@ def test_ad3_search_matches_brute_force(seed):
     from polyparse.decoders import make_decoder
 
     parts, scores, problem, value = _instance(seed)
-    exact = make_decoder("ad3-exact").decode_labeled(parts, scores, problem)
+    exact = make_decoder("ad3-exact", time_limit=None).decode_labeled(parts, scores, problem)
     assert "search_gave_up" not in exact.result.stats
     assert exact.result.value == pytest.approx(value, abs=1e-6)
     assert _feasible(exact.result.heads, exact.labels, problem)
-    relaxed = make_decoder("ad3").decode_labeled(parts, scores, problem)
+    relaxed = make_decoder("ad3", time_limit=None).decode_labeled(parts, scores, problem)
     assert _feasible(relaxed.result.heads, relaxed.labels, problem)
     assert relaxed.result.value <= value + 1e-6
     bound = relaxed.result.stats["upper_bound"]
@@ -351,7 +351,8 @@ def test_search_out_of_nodes_dives_to_a_feasible_tree_with_a_bound():
         parts, scores, problem, value = _first_order_instance(seed)
         if value == -np.inf:
             continue
-        got = search_labeled(parts, scores, problem, mst_relaxation(parts, True), max_nodes=4)
+        got = search_labeled(parts, scores, problem, mst_relaxation(parts, True), Budget(None),
+                             max_nodes=4)
         if got is None:
             continue
         assert _feasible(got.result.heads, got.labels, problem)

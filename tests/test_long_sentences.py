@@ -11,7 +11,8 @@ import pytest
 from polyparse.corpora.conllu_io import read_conllu, read_treebank, write_conllu
 from polyparse.corpora.sentence import Sentence
 from polyparse.corpora.tokenizer import _pieces
-from polyparse.decoders import OptionError
+from polyparse.decoders import DECODERS, OptionError
+from polyparse.decoders.base import DEFAULT_TIME_LIMIT
 from polyparse.decoders.higher_order import build_parts
 from polyparse.decoders.lp import LPDecoder
 from polyparse.decoders.mst import chu_liu_edmonds
@@ -96,7 +97,7 @@ def test_tiny_time_limit_falls_back_to_the_mst_of_the_arc_scores():
     rng = np.random.default_rng(3)
     parts = build_parts(12, order="2")
     scores = rng.normal(size=len(parts))
-    free = LPDecoder().decode(parts, scores)
+    free = LPDecoder(time_limit=None).decode(parts, scores)
     assert not free.stats["fallback"]
     result = LPDecoder(time_limit=1e-6).decode(parts, scores)
     assert result.stats["fallback"] and result.stats["fallback_stage"] in ("build", "lp")
@@ -125,7 +126,7 @@ def test_cli_parse_reports_fallbacks(sample_model_path, tmp_path, caplog):
                  str(SAMPLE / "dev.conllu"), "--output", str(out), "--decoder", "lp",
                  "--time-limit", "0.000001"]) == 0
     n = len(list(read_conllu(out)))
-    assert f"{n} sentence(s) ran out of the decoder's time limit" in caplog.text
+    assert f"{n} sentence(s) reached the time limit (1e-06 s a sentence)" in caplog.text
 
 
 def test_raw_text_is_cut_at_max_words(sample_model_path, sample_dev):
@@ -168,7 +169,9 @@ def test_decoders_declare_their_options():
     assert set(LPDecoder.options()) == {"single_root", "flow", "grandparent", "method",
                                         "search", "time_limit"}
     assert LPDecoder.options()["grandparent"].choices == ("pairs", "star")
-    assert LPDecoder.options()["time_limit"].default is None
+    assert LPDecoder.options()["time_limit"].default == DEFAULT_TIME_LIMIT == 1.0
+    assert all(cls.options()["time_limit"].default == DEFAULT_TIME_LIMIT
+               for cls in DECODERS.values())
     with pytest.raises(OptionError, match="does not take option.*flow"):
         make_decoder("mst", True, flow="single")
     with pytest.raises(OptionError, match="takes float or None"):
@@ -184,8 +187,8 @@ def test_decoders_declare_their_options():
 
 @pytest.mark.parametrize("args, message", [
     (["train", "--decoder", "mst", "--flow", "single"], "decoder 'mst' does not take --flow"),
-    (["train", "--decoder", "eisner", "--time-limit", "5"],
-     "decoder 'eisner' does not take --time-limit"),
+    (["train", "--decoder", "eisner", "--rounds", "5"],
+     "decoder 'eisner' does not take --rounds"),
     (["train", "--order", "2", "--decoder", "ilp", "--time-limit", "0"],
      "time_limit must be positive"),
 ])
@@ -202,8 +205,8 @@ def test_cli_rejects_options_the_decoder_does_not_take(tmp_path, capsys, args, m
 
 def test_cli_parse_decoder_errors(sample_model_path, capsys):
     assert main(["parse", "--model", str(sample_model_path), "--text", "Hi.",
-                 "--time-limit", "2"]) == 2
-    assert "decoder 'mst' does not take --time-limit" in capsys.readouterr().err
+                 "--rounds", "2"]) == 2
+    assert "decoder 'mst' does not take --rounds" in capsys.readouterr().err
     assert main(["parse", "--model", str(sample_model_path), "--text", "Hi.",
                  "--decoder", "nope"]) == 2
     assert "unknown decoder 'nope'" in capsys.readouterr().err
