@@ -33,20 +33,23 @@ class SubgradientTrainer(PegasosTrainer):
     ----------
     eta:
         Probability of relaxed loss-augmented inference, a number in [0, 1], or
-        ``"sqrt"`` for ``eta_t = min(1, t^-1/2)``; 0 (the default) trains exactly.
+        ``"sqrt"`` for ``eta_t = min(1, t^-1/2)``; 0 trains exactly. (default 1:
+        relaxed, as exact inference at order 2 can take hours per epoch)
     relaxed:
         The decoder of relaxed loss-augmented inference, whose fractional optimum
         enters the subgradient: ``lp`` (HiGHS), ``ad3`` (the same LP by AD3, 3.5x faster
         on order-2 en_ewt, ``eval/results/decoders_en_ewt.md``), or ``auto`` (the
         default): ``ad3`` when the exact decoder is AD3's branch and bound, whose
-        factor graph then holds the model's parts, else ``lp``. An ``ad3`` relaxed
+        factor graph then holds the model's parts; the exact decoder itself when it is
+        ``mst`` (for arcs alone the LP relaxation is tight: its optimum is the maximum
+        spanning tree); else ``lp``. An ``ad3`` relaxed
         decoder takes the exact decoder's ``rounds`` when that is AD3's, else None:
         at full order lazy rounds (``ad3-exact``'s root relaxation), unless
         ``--rounds 1`` asks for the optimistic program alone, 3.4x faster on tr_imst
         but 0.15 dev UAS lower (``eval/results/orders_tr_imst_full_relaxed_*.md``).
     """
 
-    def __init__(self, *, eta: float | Literal["sqrt"] = 0.0, relaxed: str = "auto",
+    def __init__(self, *, eta: float | Literal["sqrt"] = 1.0, relaxed: str = "auto",
                  **kwargs) -> None:
         super().__init__(**kwargs)
         if eta != "sqrt" and not 0.0 <= float(eta) <= 1.0:
@@ -64,7 +67,8 @@ class SubgradientTrainer(PegasosTrainer):
         super().start(examples, decoder)
         relaxed = self.relaxed
         if relaxed == "auto":
-            relaxed = "ad3" if isinstance(decoder, AD3Decoder) else "lp"
+            relaxed = ("ad3" if isinstance(decoder, AD3Decoder)
+                       else "mst" if decoder.name == "mst" else "lp")
         options = {}
         if relaxed == "ad3":
             options["rounds"] = decoder.rounds if isinstance(decoder, AD3Decoder) else None
