@@ -140,7 +140,8 @@ def lawler_kbest(first: T, solve: Callable[[Subproblem], T | None], k: int,
             if solved is not None:
                 heapq.heappush(queue, (-solved.score, next(made), part, solved))
 
-    split(whole, first)
+    if k > 1:
+        split(whole, first)
     while len(found) < k and queue:
         _, _, sub, tree = heapq.heappop(queue)
         found.append(tree)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from polyparse.corpora.sentence import ROOT, Sentence
+from polyparse.decoders import DecodeResult
 from polyparse.decoders.lawler import Subproblem, admits_tree, lawler_kbest
 from polyparse.decoders.mst import NoTree
 from polyparse.learning.inference import predict
@@ -55,9 +56,11 @@ def partitioned_kbest(parser: "Parser", sentence: Sentence, k: int,
     :class:`~parser.constraints.ConstraintError` when ``user``'s constraints admit no
     tree."""
     first = parser.analyze(sentence, constraints=user)
+    ranked = Ranked(first.sentence.heads, first.certificate.score, first.sentence)
+    if k == 1:
+        return [ranked]
     oracle = SubproblemOracle(parser, sentence, user, first.sentence)
-    return lawler_kbest(Ranked(first.sentence.heads, first.certificate.score, first.sentence),
-                        oracle.solve, k, oracle.whole)
+    return lawler_kbest(ranked, oracle.solve, k, oracle.whole)
 
 
 class SubproblemOracle:
@@ -90,8 +93,11 @@ class SubproblemOracle:
             self.whole = Subproblem(given, user.forbidden_arcs(sentence))
             return
         model, seen = parser.model, parser.seen(sentence)
-        if model.arc_factored:
-            self.S, self.labels = model.arc_scores(seen)
+        self.S = self.every = None
+        if model.arc_factored:        # every label's score too, as analyze keeps them
+            if self.rules:
+                self.every = np.empty((n + 1, n + 1, len(model.labels)))
+            self.S, self.labels = model.arc_scores(seen, label_scores=self.every)
             self.candidates = np.isfinite(self.S)
         else:
             arcs = model.candidate_arcs(seen)
@@ -109,37 +115,38 @@ class SubproblemOracle:
         if not admits_tree(allowed, self.parser.config.single_root):
             return None
         try:
-            ranked = self._decoded(allowed)
+            result, label_ids = self._decoded(allowed)
         except NoTree:                 # eisner: no projective tree over these arcs
             return None
-        if self.rules and _breaks(self.parser, ranked.sentence):
-            return self._constrained(sub)
-        return ranked
+        tree = _labelled(self.sentence, result.heads, label_ids, self.parser.model.labels)
+        if self.rules and _breaks(self.parser, tree):
+            from .pipeline import _Plain
 
-    def _decoded(self, allowed: np.ndarray) -> Ranked:
-        """The parser's decoder's tree over the arcs ``allowed``, each arc with its best
-        label, and its score (the decoder's certificate's: the rounded tree's for a
-        relaxation)."""
+            # as analyze hands its unconstrained tree and scores on
+            return self._constrained(sub, _Plain(result, label_ids, self.S, None, self.every))
+        return Ranked(result.heads, self.parser.decoder.certificate(result).score, tree)
+
+    def _decoded(self, allowed: np.ndarray) -> tuple[DecodeResult, np.ndarray]:
+        """The parser's decoder's tree over the arcs ``allowed`` and the best label id of
+        each word's arc; the result's certificate has the tree's score (the rounded
+        tree's for a relaxation)."""
         parser, model = self.parser, self.parser.model
-        words = np.arange(1, len(self.sentence) + 1)
         if model.arc_factored:
             result = parser.decoder.decode_arcs(np.where(allowed, self.S, -np.inf))
-            label_ids = self.labels[result.heads[1:], words]
-        else:
-            seen = parser.seen(self.sentence)
-            example = model.example(seen, parts=model.parts(seen, np.argwhere(allowed)))
-            result, labels = predict(model, example, parser.decoder)
-            label_ids = labels[model.arc_rows(result.heads, example)]
-        return Ranked(result.heads, parser.decoder.certificate(result).score,
-                      _labelled(self.sentence, result.heads, label_ids, model.labels))
+            return result, self.labels[result.heads[1:], np.arange(1, len(result.heads))]
+        seen = parser.seen(self.sentence)
+        example = model.example(seen, parts=model.parts(seen, np.argwhere(allowed)))
+        result, labels = predict(model, example, parser.decoder)
+        return result, labels[model.arc_rows(result.heads, example)]
 
-    def _constrained(self, sub: Subproblem) -> Ranked | None:
+    def _constrained(self, sub: Subproblem, plain=None) -> Ranked | None:
         """The tree of ``sub`` by the constrained decoding (labels in the program), under
-        the UD rules in force and the user's constraints; None when they admit none."""
+        the UD rules in force and the user's constraints; None when they admit none.
+        ``plain``: ``sub`` decoded without them (``Parser._Plain``), when at hand."""
         constraints = ArcConstraints.of(self.user, sub.forced, sub.forbidden)
         try:
             labeled, certificate = self.parser.decode_constrained(self.sentence, constraints,
-                                                                  explain=False)
+                                                                  plain, explain=False)
         except ConstraintError:
             return None
         heads = labeled.result.heads
