@@ -37,8 +37,8 @@ def eisner(S: np.ndarray, single_root: bool) -> np.ndarray:
 
     Raises
     ------
-    ValueError
-        If no such projective tree uses only finite arcs.
+    NoTree
+        (a ``ValueError``) if no such projective tree uses only finite arcs.
 
     Examples
     --------

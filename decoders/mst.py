@@ -36,13 +36,17 @@ def check_scores(S: np.ndarray) -> np.ndarray:
     return S
 
 
+class NoTree(ValueError):
+    """No tree (of the kind asked for) uses only finite (candidate) arcs."""
+
+
 def raise_for_status(status: int, what: str) -> None:
-    """Turn a kernel status code of :mod:`decoders._kernels` into a ``ValueError``."""
+    """Turn a kernel status code of :mod:`decoders._kernels` into :class:`NoTree`."""
     if status == _kernels.NO_TREE:
-        raise ValueError(f"no {what} rooted at 0 uses only finite (candidate) arcs")
+        raise NoTree(f"no {what} rooted at 0 uses only finite (candidate) arcs")
     if status == _kernels.NO_SINGLE_ROOT_TREE:
-        raise ValueError(f"no {what} with exactly one root child uses only finite "
-                         "(candidate) arcs")
+        raise NoTree(f"no {what} with exactly one root child uses only finite "
+                     "(candidate) arcs")
 
 
 def chu_liu_edmonds(S: np.ndarray, single_root: bool) -> np.ndarray:
@@ -64,8 +68,9 @@ def chu_liu_edmonds(S: np.ndarray, single_root: bool) -> np.ndarray:
 
     Raises
     ------
-    ValueError
-        If no tree (with one root child, if required) uses only finite arcs.
+    NoTree
+        (a ``ValueError``) if no tree (with one root child, if required) uses only finite
+        arcs.
 
     Examples
     --------

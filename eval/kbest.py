@@ -70,7 +70,7 @@ def main() -> None:
     words = sum(len(g) for g in gold)
     content = sum(int(m.sum()) for m in scored)
 
-    parser.use_ud_rules = False        # as parse --kbest: the model's own k best trees
+    parser.use_ud_rules = False        # as parse --kbest --no-ud-rules: the model's own k best
     load_before = os.getloadavg()
     one_best = best_time(lambda S: chu_liu_edmonds(S, True), matrices)
     one_parse = pipeline_time(parser.parse_one, dev)

@@ -81,6 +81,22 @@ def head_marginals(S: np.ndarray, head_temperature: float, single_root: bool) ->
     return reliable_marginals(S / head_temperature, single_root)
 
 
+def masked_scores(S: np.ndarray, given_heads: np.ndarray, forbidden: np.ndarray
+                  ) -> np.ndarray:
+    """``S`` with ``-inf`` on the arcs that no tree under the constraints has: those
+    ``forbidden`` (``bool (n + 1, n + 1)``) and, for each word m with a given head
+    (``given_heads[m] >= 0``; -1: free), every other head of m. A tree's weight is the
+    product of its arcs' ``exp(S / T)``, so the matrix-tree marginals of the result
+    (:func:`head_marginals`) are exactly those of the distribution restricted to the trees
+    with the given arcs and without the forbidden ones (Koo et al. 2007)."""
+    out = np.where(forbidden, -np.inf, S)
+    words = np.flatnonzero(given_heads >= 0)
+    kept = out[given_heads[words], words]
+    out[:, words] = -np.inf
+    out[given_heads[words], words] = kept
+    return out
+
+
 def label_probabilities(label_scores: np.ndarray, chosen: np.ndarray, temperature: float
                         ) -> np.ndarray:
     """``softmax(label_scores[k] / temperature)[chosen[k]]`` for every row ``k`` (an arc)

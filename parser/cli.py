@@ -239,9 +239,10 @@ def _add_parse(sub) -> None:
     p.add_argument("--kbest", type=int, default=None, metavar="K",
                    help="write each sentence K times, its K best trees in order (fewer "
                         "if it has fewer), each copy with the comments '# kbest_rank = r' "
-                        "and '# kbest_score = s' (the model's score of the tree); exact, "
-                        "with the mst decoder (order 1) or ilp (any order); the model's k "
-                        "best trees, without the UD rules")
+                        "and '# kbest_score = s' (the model's score of the labeled tree); "
+                        "trees that keep the UD rules and --constraints/--keep-given, the "
+                        "first the tree parse writes without --kbest; exact with an exact "
+                        "decoder (mst, ilp, ad3-exact), approximate with lp and ad3")
     p.add_argument("--certify", action="store_true",
                    help="add to each sentence the comment '# decoding = KIND; ...' saying "
                         "how its tree was decoded (exact, lp-integral, mst, eisner: optimal; "
@@ -249,8 +250,11 @@ def _add_parse(sub) -> None:
                         "stage) and print on stderr the share certified optimal")
     p.add_argument("--confidence", action="store_true",
                    help="add HeadProb=p|DeprelProb=q to every word's MISC: the probability "
-                        "of its head (matrix-tree marginal of the arc scores; the pruner's "
-                        "at higher orders) and of its label given that arc (CoNLL-U only)")
+                        "of its head (matrix-tree marginal of the arc scores under the given "
+                        "and forbidden arcs; the pruner's at higher orders) and of its label "
+                        "given that arc (CoNLL-U only), and the comment '# confidence = ...' "
+                        "naming what they do not account for (UD rules, label constraints, "
+                        "higher-order parts)")
     p.add_argument("--no-ud-rules", action="store_true",
                    help="do not enforce the UD validator rules the model learned from its "
                         "training treebank (one root, at most one subject and object per "
@@ -369,7 +373,7 @@ def _parse(args) -> None:
     confidence = _confidence(args, fmt)
     if args.kbest is not None and (args.certify or args.confidence):
         raise UsageError("--kbest cannot go with --certify or --confidence: the k best "
-                         "trees are exact by construction and carry no certificate or "
+                         "trees carry their rank and score, not a certificate or "
                          "confidence")
     _check_outputs(args.output)
     with _cluster(args.dask) as client:
@@ -384,9 +388,6 @@ def _parse_with(args, fmt: str, confidence, client) -> None:
 
     parser = _load_parser(args)
     parser.use_ud_rules = not args.no_ud_rules
-    if args.kbest is not None and not parser.decoder.gives_kbest:
-        raise UsageError(f"--kbest: decoder {parser.decoder.name!r} cannot give the k best "
-                         "trees; use --decoder mst (first-order models) or --decoder ilp")
     if confidence is not None and not parser.model.arc_factored and parser.model.pruner is None:
         raise UsageError(f"--confidence: {args.model} is a higher-order model without a "
                          "first-order pruner, whose marginals give the head probabilities")
@@ -460,9 +461,6 @@ def _constraints(args, fmt: str):
         return None
     if args.keep_given and fmt == "text":
         raise UsageError("--keep-given needs CoNLL-U input (raw text gives no HEAD or DEPREL)")
-    if args.kbest is not None:
-        raise UsageError("--kbest cannot go with --constraints or --keep-given: the k best "
-                         "trees are not constrained")
     try:
         if args.constraints is None:
             return Constraints(keep_given=True)
@@ -646,8 +644,8 @@ def _add_draw(sub) -> None:
     _add_lp_max_words_flag(p)
     p.add_argument("--kbest", type=int, default=None, metavar="K",
                    help="draw the K best trees side by side, the arcs where each differs "
-                        "from the first highlighted (needs --model and the mst or ilp "
-                        "decoder)")
+                        "from the first highlighted, as parse --kbest gives them (needs "
+                        "--model)")
     p.add_argument("--confidence", action="store_true",
                    help="colour each arc by the probability of its head and each label by "
                         "its own, red (0) to green (1), as parse --confidence computes them "

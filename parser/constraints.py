@@ -183,3 +183,41 @@ class Constraints:
         if self.forbid_labels and any(dep.mask(sentence).any() for _, dep in self.forbid_labels):
             return True
         return bool(self.forbid_arcs) and bool(self.forbidden_arcs(sentence).any())
+
+
+@dataclass(frozen=True, eq=False)
+class ArcConstraints(Constraints):
+    """The user's constraints on one sentence with arcs forced in and arcs forbidden
+    besides: a subproblem of Lawler's partition (:mod:`decoders.lawler`) as the
+    constrained decoding of :meth:`parser.pipeline.Parser.decode_constrained` takes it
+    (a forced arc is a given head, kept as the user's are).
+
+    Attributes
+    ----------
+    forced:
+        ``int64 (n + 1,)``: the head forced on each word, -1 where free.
+    forbidden:
+        ``bool (n + 1, n + 1)``: ``[h, m]`` True where arc h -> m is forbidden.
+    """
+
+    forced: np.ndarray | None = None
+    forbidden: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, user: Constraints | None, forced: np.ndarray, forbidden: np.ndarray
+           ) -> "ArcConstraints":
+        """``user``'s constraints (none if None) with ``forced`` and ``forbidden``."""
+        user = user or Constraints()
+        return cls(user.forbid_arcs, user.forbid_labels, user.keep_given, forced, forbidden)
+
+    def forbidden_arcs(self, sentence: Sentence) -> np.ndarray:
+        return super().forbidden_arcs(sentence) | self.forbidden
+
+    def given(self, sentence: Sentence) -> tuple[np.ndarray, list[str | None]]:
+        """The user's given heads and labels, and the forced heads (a given head is
+        forced on every subproblem, :meth:`parser.pipeline.Parser.kbest`)."""
+        heads, labels = super().given(sentence)
+        return np.where(self.forced >= 0, self.forced, heads), labels
+
+    def applies(self, sentence: Sentence) -> bool:
+        return True

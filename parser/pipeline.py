@@ -27,10 +27,11 @@ import numpy as np
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, ROOT, Sentence
 from polyparse.corpora.tokenizer import Tokenizer
 from polyparse.decoders import (Budget, Certificate, CertificateCounts, DecodeResult, Decoder,
-                                ScoredTree, TimeLimitReached, make_decoder)
+                                TimeLimitReached, make_decoder)
 from polyparse.decoders.labeled import Infeasible, LabeledProblem, LabeledResult, best_labels
+from polyparse.decoders.lawler import admits_tree
 from polyparse.learning.confidence import (Temperatures, fit_temperatures, head_marginals,
-                                           head_model, label_probabilities)
+                                           head_model, label_probabilities, masked_scores)
 from polyparse.learning.examples import Examples
 from polyparse.learning.inference import predict
 from polyparse.learning.mixing import ParameterMixing, SerialShards, check_mixable
@@ -87,23 +88,39 @@ class Analysis:
     head_probs, label_probs:
         ``float64 (n + 1,)`` (entry 0 NaN) with confidence asked for, else None: the
         probability of each word's predicted head and of its label given that arc
-        (:mod:`learning.confidence`).
+        (:mod:`learning.confidence`); the head probabilities are matrix-tree marginals
+        under the given and forbidden arcs of the constraints.
+    unaccounted:
+        With probabilities: what the head probabilities do not account for, among
+        ``higher-order parts`` (the marginals are the first-order pruner's), ``UD rules``
+        (in force on the sentence), ``label constraints`` (forbidden or given labels) and
+        ``given and forbidden arcs`` (when the pruner's arcs admit no tree with them).
     """
 
     sentence: Sentence
     certificate: Certificate
     head_probs: np.ndarray | None = None
     label_probs: np.ndarray | None = None
+    unaccounted: tuple[str, ...] = ()
+
+    def confidence_comment(self) -> str:
+        """The CoNLL-U comment saying what the head probabilities do not account for,
+        e.g. ``# confidence = matrix-tree marginals; not accounted for: UD rules``
+        (``none`` when they are exact)."""
+        return ("# confidence = matrix-tree marginals; not accounted for: "
+                + (", ".join(self.unaccounted) or "none"))
 
     def annotated(self, certify: bool) -> Sentence:
         """:attr:`sentence` as ``parse`` writes it: with ``certify`` the comment
         ``# decoding = ...`` (:meth:`Certificate.comment`) after its own comments; with
-        probabilities, ``HeadProb=p|DeprelProb=q`` (four decimals) in MISC, the other
+        probabilities, the comment ``# confidence = ...`` (:meth:`confidence_comment`)
+        after those and ``HeadProb=p|DeprelProb=q`` (four decimals) in MISC, the other
         MISC entries kept."""
         sentence = self.sentence
         if certify:
             sentence = sentence.with_comments([self.certificate.comment()])
         if self.head_probs is not None:
+            sentence = sentence.with_comments([self.confidence_comment()])
             sentence = sentence.with_misc({
                 key: [""] + [f"{p:.4f}" for p in probs[1:]]
                 for key, probs in (("HeadProb", self.head_probs),
@@ -349,14 +366,16 @@ class Parser:
             S = None if found is None else found.S
             if confidence is not None and S is None:
                 S = head_model(self.model).arc_scores(seen)[0]
-            return self._analysis(parsed, certificate, seen, heads, label_ids, S, confidence)
+            return self._analysis(parsed, certificate, seen, heads, label_ids, S, confidence,
+                                  sentence, constraints)
         result, label_ids, S = plain.result, plain.label_ids, plain.S
         heads = result.heads
         certificate = self.decoder.certificate(result)
         self.decodings.add(certificate)
         if parsed is None:      # not labelled yet for the rules' check
             parsed = self._labelled(sentence, heads, label_ids)
-        return self._analysis(parsed, certificate, seen, heads, label_ids, S, confidence)
+        return self._analysis(parsed, certificate, seen, heads, label_ids, S, confidence,
+                              sentence, constraints)
 
     def _unconstrained(self, sentence: Sentence, seen: Sentence, found: "_Plain | None",
                        confidence: Temperatures | None, budget: Budget,
@@ -380,18 +399,46 @@ class Parser:
 
     def _analysis(self, parsed: Sentence, certificate, seen: Sentence, heads: np.ndarray,
                   label_ids: np.ndarray, S: np.ndarray | None,
-                  confidence: Temperatures | None) -> Analysis:
-        """The analysis of ``parsed``, with each word's head and label probabilities
-        (from the arc scores ``S``) when ``confidence`` is given."""
+                  confidence: Temperatures | None, sentence: Sentence,
+                  constraints: Constraints | None) -> Analysis:
+        """The analysis of ``parsed`` (``sentence`` parsed), with each word's head and
+        label probabilities (from the arc scores ``S``, under ``constraints``' arcs) when
+        ``confidence`` is given."""
         if confidence is None:
             return Analysis(parsed, certificate)
         words = np.arange(1, len(heads))
-        marginals = head_marginals(S, confidence.head, self.config.single_root)
+        marginals, unaccounted = self._head_marginals(sentence, S, confidence.head,
+                                                      constraints)
         label_scores = self.model.label_scores(seen, np.stack([heads[1:], words], axis=1))
         return Analysis(parsed, certificate,
                         np.concatenate([[np.nan], marginals[heads[1:], words]]),
                         np.concatenate([[np.nan], label_probabilities(
-                            label_scores, label_ids, confidence.label)]))
+                            label_scores, label_ids, confidence.label)]), unaccounted)
+
+    def _head_marginals(self, sentence: Sentence, S: np.ndarray, temperature: float,
+                        constraints: Constraints | None
+                        ) -> tuple[np.ndarray, tuple[str, ...]]:
+        """The matrix-tree marginals of the head model's arc scores ``S`` at
+        ``temperature`` over the trees with the given arcs of ``constraints`` and
+        without their forbidden arcs (:func:`learning.confidence.masked_scores`), and
+        what they do not account for (:attr:`Analysis.unaccounted`)."""
+        single_root = self.config.single_root
+        unaccounted = []
+        if not self.model.arc_factored:
+            unaccounted.append("higher-order parts")
+        if self.rules_in_force(sentence):
+            unaccounted.append("UD rules")
+        if constraints is not None and constraints.applies(sentence):
+            heads, labels = constraints.given(sentence)
+            masked = masked_scores(S, heads, constraints.forbidden_arcs(sentence))
+            if admits_tree(np.isfinite(masked), single_root):
+                S = masked
+            else:           # a given arc that the head model's pruner does not keep
+                unaccounted.append("given and forbidden arcs")
+            if (any(label is not None for label in labels)
+                    or constraints.forbidden_labels(sentence, self.model.labels).any()):
+                unaccounted.append("label constraints")
+        return head_marginals(S, temperature, single_root), tuple(unaccounted)
 
     def _plain(self, seen: Sentence, confidence: Temperatures | None,
                every_label: bool = False, decoder: Decoder | None = None) -> "_Plain":
@@ -427,8 +474,15 @@ class Parser:
             return False
         return True
 
+    def rules_in_force(self, sentence: Sentence) -> bool:
+        """Whether the UD rules hold on ``sentence`` (:meth:`_rules_apply`, without
+        counting a sentence too long for them)."""
+        return (self.use_ud_rules and bool(self.ud_rules.rules)
+                and len(sentence) <= CONSTRAINED_MAX_WORDS)
+
     def decode_constrained(self, sentence: Sentence, constraints: Constraints | None = None,
-                           plain: "_Plain | None" = None, budget: Budget | None = None
+                           plain: "_Plain | None" = None, budget: Budget | None = None,
+                           *, explain: bool = True
                            ) -> tuple[LabeledResult, Certificate]:
         """Decode ``sentence`` with its labels in the program
         (:mod:`decoders.labeled`): the UD rules (when :attr:`use_ud_rules`) and
@@ -453,7 +507,10 @@ class Parser:
         scores are reused). Every stage runs within what is left of ``budget`` (by
         default the decoder's ``time_limit`` from now);
         :class:`~decoders.base.TimeLimitReached` when it runs out before a tree that
-        satisfies the constraints is found."""
+        satisfies the constraints is found. ``explain=False``: the
+        :class:`ConstraintError` of an infeasible sentence does not name the conflict,
+        which takes a decoding per UD rule (:meth:`kbest`'s subproblems, where no tree is
+        no error)."""
         budget = budget or Budget(self.decoder.time_limit)
         rules = frozenset(self.ud_rules.rules) if self.use_ud_rules \
             and len(sentence) <= CONSTRAINED_MAX_WORDS else frozenset()
@@ -480,7 +537,9 @@ class Parser:
                     self.constrained["unpruned"] += 1
         if labeled is None:
             if user is not None:
-                raise ConstraintError(self._conflict(sentence, rules, user, decoder))
+                raise ConstraintError(self._conflict(sentence, rules, user, decoder) if explain
+                                      else f"{_where(sentence)}: no tree satisfies the "
+                                           "constraints")
             self.constrained["rules_dropped"] += 1
             log.warning("%s: no tree satisfies the UD rules over the candidate arcs; "
                         "decoded without them", _where(sentence))
@@ -702,17 +761,46 @@ class Parser:
         word)."""
         return sentence.with_tree(heads, [ROOT] + [self.model.labels[i] for i in label_ids])
 
-    def kbest(self, sentence: Sentence, k: int) -> list[tuple[Sentence, float]]:
-        """The ``k`` best trees of ``sentence`` (fewer when it has fewer), best first:
-        copies of it with predicted HEAD and DEPREL (labelled as :meth:`parse_one` does),
-        each with the model's score of its tree. The decoder must give exact k-best trees
-        (:attr:`~decoders.base.Decoder.gives_kbest`: ``mst`` or ``ilp``). The UD rules
-        are not applied (the k best trees of the model): the first tree is
-        :meth:`parse_one`'s with :attr:`use_ud_rules` off."""
+    def kbest(self, sentence: Sentence, k: int, constraints: Constraints | None = None
+              ) -> list[tuple[Sentence, float]]:
+        """The ``k`` best trees of ``sentence`` (fewer when it has fewer) that satisfy the
+        UD rules in force (:meth:`rules_in_force`) and ``constraints``, best first: copies
+        of it with predicted HEAD and DEPREL, each with the model's score of its labeled
+        tree. The first is :meth:`analyze`'s tree (``parse``'s), with every decoder.
+
+        The trees come from Lawler's partition of the tree space with the decoding of
+        :meth:`analyze` as its oracle (:mod:`parser.kbest_constrained`): exact for an
+        exact decoder (``mst``, ``ilp``, ``ad3-exact``; ``eisner`` among projective
+        trees), approximate for a relaxation (``lp``, ``ad3``: each tree its subproblem's
+        rounded tree, the first ``parse``'s). When neither rules nor constraints concern
+        the sentence and the decoder gives exact k-best trees
+        (:attr:`~decoders.base.Decoder.gives_kbest`: ``mst``, ``ilp``), its own k-best
+        algorithm gives the same trees faster (:meth:`_kbest_unconstrained`).
+        :class:`~parser.constraints.ConstraintError` when the constraints admit no
+        tree."""
+        if k < 1:
+            raise ValueError(f"k must be at least 1, not {k}")
         if len(sentence) == 0:
-            trees = [ScoredTree(np.full(1, -1, dtype=np.int64), 0.0)]
-            names = [[ROOT]]
-        elif self.model.arc_factored:
+            return [(sentence.with_tree(np.full(1, -1, dtype=np.int64), [ROOT]), 0.0)]
+        user = constraints if constraints is not None and constraints.applies(sentence) \
+            else None
+        if user is None and self.decoder.gives_kbest and not self.rules_in_force(sentence):
+            return self._kbest_unconstrained(sentence, k)
+        from .kbest_constrained import partitioned_kbest
+
+        trees = [(ranked.sentence, ranked.score)
+                 for ranked in partitioned_kbest(self, sentence, k, user)]
+        if user is not None and user.keep_given:
+            trees = [(_unknown_given_labels(tree, sentence, self.model.labels), score)
+                     for tree, score in trees]
+        return trees
+
+    def _kbest_unconstrained(self, sentence: Sentence, k: int
+                             ) -> list[tuple[Sentence, float]]:
+        """:meth:`kbest` by the decoder's own exact k-best algorithm (``mst``: Camerini,
+        Fratta and Maffioli's, :mod:`decoders.kbest`; ``ilp``: no-good cuts), with no UD
+        rule or constraint in force: each arc with its best label."""
+        if self.model.arc_factored:
             S, labels = self.model.arc_scores(self.seen(sentence))
             trees = self.decoder.kbest_arcs(S, k)
             names = [self._arc_label_names(tree.heads, labels) for tree in trees]
@@ -725,13 +813,11 @@ class Parser:
         return [(sentence.with_tree(tree.heads, tree_names), tree.score)
                 for tree, tree_names in zip(trees, names)]
 
-    def parse_kbest(self, sentence: Sentence, k: int) -> list[Sentence]:
-        """The trees of :meth:`kbest` as ``parse --kbest`` writes them: each copy with
-        the comments ``# kbest_rank = r`` (1, 2, ...) and ``# kbest_score = s`` (the
-        model's score of the tree) after the sentence's own comments."""
-        return [parsed.with_comments([f"# kbest_rank = {rank}",
-                                      f"# kbest_score = {score:.6f}"], first=rank == 1)
-                for rank, (parsed, score) in enumerate(self.kbest(sentence, k), 1)]
+    def parse_kbest(self, sentence: Sentence, k: int, constraints: Constraints | None = None
+                    ) -> list[Sentence]:
+        """The trees of :meth:`kbest` as ``parse --kbest`` writes them
+        (:func:`kbest_copies`)."""
+        return kbest_copies(self.kbest(sentence, k, constraints))
 
     def seen(self, sentence: Sentence) -> Sentence:
         """What the parser's features see of ``sentence`` (lemmas only if trained on)."""
@@ -767,21 +853,21 @@ class Parser:
             have threads, the output the same as with ``jobs=1``
             (:func:`parser.cluster.parse_on_cluster`). Not with ``jobs > 1``.
         kbest:
-            Give each sentence's ``kbest`` best trees, in order, as :meth:`parse_kbest`
-            does (the decoder must give them: ``ValueError`` otherwise, before any work).
+            Give each sentence's ``kbest`` best trees under the UD rules and
+            ``constraints``, in order, the first ``parse``'s tree, as :meth:`parse_kbest`
+            does (with any decoder: :meth:`kbest`).
         certify:
             Add the comment ``# decoding = ...`` of each sentence's
             :class:`~decoders.base.Certificate` (:meth:`Analysis.annotated`); every
             sentence's certificate is counted in :attr:`decodings` either way.
         confidence:
             Add ``HeadProb`` and ``DeprelProb`` to MISC, at these temperatures
-            (:meth:`analyze`). Neither this nor ``certify`` goes with ``kbest``
-            (``ValueError`` before any work).
+            (:meth:`analyze`). Neither this nor ``certify`` goes with ``kbest``, whose
+            trees carry their rank and score instead (``ValueError`` before any work).
         constraints:
             The user's :class:`~parser.constraints.Constraints` (given arcs kept,
-            forbidden arcs and labels), enforced with the UD rules (:meth:`analyze`);
-            not with ``kbest`` (``ValueError``), whose trees are the model's k best
-            without the UD rules or constraints. A sentence they admit no tree for raises
+            forbidden arcs and labels), enforced with the UD rules (:meth:`analyze`,
+            and on every tree of ``kbest``). A sentence they admit no tree for raises
             :class:`~parser.constraints.ConstraintError` when it is reached.
         """
         if retag:
@@ -791,17 +877,10 @@ class Parser:
         if kbest is not None:
             if kbest < 1:
                 raise ValueError(f"kbest must be >= 1, not {kbest}")
-            if not self.decoder.gives_kbest:
-                raise ValueError(f"decoder {self.decoder.name!r} cannot give the k best "
-                                 "trees (mst for first-order models and ilp for any order "
-                                 "can)")
             if certify or confidence is not None:
-                raise ValueError("k-best trees are exact by construction and carry no "
+                raise ValueError("k-best trees carry their rank and score, not a "
                                  "certificate or confidence: drop certify and confidence "
                                  "with kbest")
-            if constraints is not None:
-                raise ValueError("k-best trees are not constrained: drop constraints with "
-                                 "kbest")
         if confidence is not None:
             head_model(self.model)           # a higher-order model needs its pruner
         if client is not None and jobs > 1:
@@ -915,7 +994,7 @@ class Parser:
         if retag:
             chunk = self.tag(chunk)
         if kbest is not None:
-            return [copy for s in chunk for copy in self.parse_kbest(s, kbest)]
+            return [copy for s in chunk for copy in self.parse_kbest(s, kbest, constraints)]
         return [self.analyze(s, confidence, constraints).annotated(certify) for s in chunk]
 
     # -- files ----------------------------------------------------------------------
@@ -934,6 +1013,15 @@ class Parser:
                      ud_rules=stored.ud_rules)
         parser.path = Path(path)
         return parser
+
+
+def kbest_copies(trees: list[tuple[Sentence, float]]) -> list[Sentence]:
+    """The k best ``trees`` (:meth:`Parser.kbest`) as ``parse --kbest`` writes them: each
+    copy with the comments ``# kbest_rank = r`` (1, 2, ...) and ``# kbest_score = s`` (the
+    model's score of the tree) after the sentence's own comments."""
+    return [parsed.with_comments([f"# kbest_rank = {rank}", f"# kbest_score = {score:.6f}"],
+                                 first=rank == 1)
+            for rank, (parsed, score) in enumerate(trees, 1)]
 
 
 class _Plain(NamedTuple):

@@ -154,15 +154,14 @@ def answer(parser: Parser, request: Request, config: ServeConfig) -> dict:
 
 
 def warm_up(parser: Parser) -> None:
-    """Parse and relax a sentence of three words once, and give its k best trees where
-    the decoder can, so that the first request does not wait for the compiled kernels
-    and the LP solver to load."""
+    """Parse and relax a sentence of three words once, and give its k best trees, so
+    that the first request does not wait for the compiled kernels and the LP solver to
+    load."""
     sentence = Sentence.from_words(["Dogs", "bark", "."])
     if parser.tagger is not None:
         sentence = parser.tag([sentence])[0]
     parsed_figure(parser, sentence, Views(lp=True))
-    if parser.decoder.gives_kbest:
-        parsed_figure(parser, sentence, Views(kbest=2))
+    parsed_figure(parser, sentence, Views(kbest=2))
 
 
 class Server(ThreadingHTTPServer):

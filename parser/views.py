@@ -14,7 +14,7 @@ from polyparse.learning.confidence import Temperatures, head_model
 
 from .drawing.figure import (Arc, Figure, Panel, against_best, lp_arcs, title_of,
                              tree_arcs, with_gold, words_of)
-from .pipeline import Parser
+from .pipeline import Parser, kbest_copies
 
 
 DEFAULT_LP_MAX_WORDS = 50
@@ -31,8 +31,9 @@ class Views:
         The arcs of the LP relaxation's solution, with opacity by value, and the tree it
         rounds to, with its certificate and gap (:meth:`Parser.relax`).
     kbest:
-        The ``kbest`` best trees side by side instead of the tree, the arcs where each
-        differs from the first highlighted (:meth:`Parser.kbest`).
+        The ``kbest`` best trees side by side instead of the tree (the first is the
+        tree), the arcs where each differs from the first highlighted
+        (:meth:`Parser.kbest`).
     confidence:
         Colour the tree's arcs and labels by their probability at these temperatures
         (:meth:`Parser.analyze`).
@@ -56,10 +57,6 @@ class Views:
             if self.confidence is not None:
                 raise ValueError("k-best trees carry no confidence: ask for one or the "
                                  "other")
-            if not parser.decoder.gives_kbest:
-                raise ValueError(f"k-best: decoder {parser.decoder.name!r} cannot give the "
-                                 "k best trees (mst for first-order models and ilp for any "
-                                 "order can)")
         if self.confidence is not None:
             head_model(parser.model)          # a higher-order model needs its pruner
 
@@ -84,7 +81,7 @@ def parsed_figure(parser: Parser, sentence: Sentence, views: Views,
         trees = tuple(Panel(f"tree {rank} of {len(best)}: score {score:.4f}",
                             _marked(against_best(tree_arcs(tree), first), gold), rank=rank)
                       for rank, (tree, score) in enumerate(best, 1))
-        parsed = parser.parse_kbest(sentence, views.kbest)
+        parsed = kbest_copies(best)
         rows = [trees]
     else:
         analysis = parser.analyze(sentence, views.confidence)

@@ -162,9 +162,10 @@ def test_a_model_draws_raw_text_its_lp_its_kbest_and_refuses_what_parse_refuses(
     assert main(["-q", "draw", "--model", str(sample_model_path), "--text", "Hi.",
                  "--kbest", "2", "--confidence", "--html", str(page)]) == 2
     assert "k-best trees carry no confidence" in capsys.readouterr().err
-    assert main(["-q", "draw", "--model", str(sample_model_path), "--text", "Hi.",
-                 "--kbest", "2", "--decoder", "eisner", "--html", str(page)]) == 2
-    assert "decoder 'eisner' cannot give the k best" in capsys.readouterr().err
+    # a decoder without k-best trees of its own gives them by Lawler's partition
+    assert main(["-q", "draw", "--model", str(sample_model_path), "--text", "The cat sat.",
+                 "--kbest", "2", "--decoder", "eisner", "--html", str(page)]) == 0
+    assert [p.get("data-rank") for p in panels(page.read_text())] == ["1", "2"]
 
 
 def test_confidence_colours_follow_the_probabilities_parse_writes(sample_model_path,

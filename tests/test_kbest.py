@@ -213,7 +213,6 @@ def _sentences_of(block):
 
 @pytest.mark.parametrize("args,message", [
     (["--kbest", "0"], "--kbest must be at least 1"),
-    (["--kbest", "2", "--decoder", "eisner"], "cannot give the k best"),
 ])
 def test_cli_rejects_bad_kbest_before_any_work(sample_model_path, tmp_path, capsys, args,
                                                message):
@@ -225,3 +224,40 @@ def test_cli_rejects_bad_kbest_before_any_work(sample_model_path, tmp_path, caps
                  str(SAMPLE / "dev.conllu"), "--output", str(out), *args]) == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("args", [["--decoder", "eisner"], ["--decoder", "lp"],
+                                  ["--keep-given"]])
+def test_cli_kbest_with_any_decoder_and_constraints_starts_with_parses_tree(
+        sample_model_path, tmp_path, args):
+    """--kbest goes with every decoder and with constraints: its first copy of each
+    sentence is what parse writes with the same options."""
+    from polyparse.parser.cli import main
+    from conftest import SAMPLE
+
+    blocks = _blocks((SAMPLE / "dev.conllu").read_text())[:6]
+    if "--keep-given" in args:        # every other word's head and relation given
+        blocks = [_half_given(block) for block in blocks]
+    source = tmp_path / "in.conllu"
+    source.write_text("".join(block + "\n\n" for block in blocks))
+    plain, kbest = tmp_path / "plain.conllu", tmp_path / "kbest.conllu"
+    model = str(sample_model_path)
+    assert main(["-q", "parse", "--model", model, "--input", str(source),
+                 "--output", str(plain), *args]) == 0
+    assert main(["-q", "parse", "--model", model, "--input", str(source),
+                 "--output", str(kbest), "--kbest", "3", *args]) == 0
+    firsts = [block for block in _blocks(kbest.read_text()) if "# kbest_rank = 1\n" in block]
+    assert ["\n".join(line for line in block.split("\n") if not line.startswith("# kbest_"))
+            for block in firsts] == _blocks(plain.read_text())
+    assert len(_blocks(kbest.read_text())) > len(firsts)
+
+
+def _half_given(block):
+    """``block`` with the HEAD and DEPREL of every even word made ``_``."""
+    lines = []
+    for line in block.split("\n"):
+        cols = line.split("\t")
+        if len(cols) == 10 and cols[0].isdigit() and int(cols[0]) % 2 == 0:
+            cols[6] = cols[7] = "_"
+        lines.append("\t".join(cols))
+    return "\n".join(lines)
