@@ -14,8 +14,10 @@ forbidden arc removed from the candidates as the user's are. The first tree is
 
 For an exact decoder (``mst``, ``ilp``, ``ad3-exact``; ``eisner`` among projective
 trees) every subproblem's tree is its best under the rules and constraints, so the list
-is the exact K best of them (within the decoders' time limits, and over the candidate
-arcs and labels ``parse`` decodes over). For a relaxation (``lp``, ``ad3``) each tree is
+is the exact K best of them (over the candidate arcs and labels ``parse`` decodes over).
+The whole list shares one budget, the decoder's ``time_limit``: the subproblems not
+decoded when it runs out are left out (the list may then be shorter than K, or not the
+exact K best). For a relaxation (``lp``, ``ad3``) each tree is
 its subproblem's rounded tree: K distinct trees that approximate the K best, the first
 ``parse``'s, the others in order of score.
 """
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from polyparse.corpora.sentence import ROOT, Sentence
-from polyparse.decoders import DecodeResult
+from polyparse.decoders import Budget, DecodeResult, TimeLimitReached
 from polyparse.decoders.lawler import Subproblem, admits_tree, lawler_kbest
 from polyparse.decoders.mst import NoTree
 from polyparse.learning.inference import predict
@@ -55,11 +57,12 @@ def partitioned_kbest(parser: "Parser", sentence: Sentence, k: int,
     (module docstring); the first is :meth:`~parser.pipeline.Parser.analyze`'s tree.
     :class:`~parser.constraints.ConstraintError` when ``user``'s constraints admit no
     tree."""
-    first = parser.analyze(sentence, constraints=user)
+    budget = Budget(parser.decoder.time_limit)
+    first = parser.analyze(sentence, constraints=user, budget=budget)
     ranked = Ranked(first.sentence.heads, first.certificate.score, first.sentence)
     if k == 1:
         return [ranked]
-    oracle = SubproblemOracle(parser, sentence, user, first.sentence)
+    oracle = SubproblemOracle(parser, sentence, user, first.sentence, budget)
     return lawler_kbest(ranked, oracle.solve, k, oracle.whole)
 
 
@@ -78,11 +81,16 @@ class SubproblemOracle:
         ``analyze``'s tree of the sentence: the UD rules hold on the subproblems unless
         it breaks one (``analyze`` dropped them, no tree over the candidate arcs keeping
         them).
+    budget:
+        What is left of the sentence's time limit: a subproblem reached after it ran
+        out, or whose decoding it stops before a tree that keeps the constraints, has
+        no tree.
     """
 
     def __init__(self, parser: "Parser", sentence: Sentence, user: Constraints | None,
-                 first: Sentence) -> None:
+                 first: Sentence, budget: Budget) -> None:
         self.parser = parser
+        self.budget = budget
         self.sentence = sentence
         self.user = user
         self.rules = parser.rules_in_force(sentence) and not _breaks(parser, first)
@@ -109,6 +117,8 @@ class SubproblemOracle:
     def solve(self, sub: Subproblem) -> Ranked | None:
         """The tree of ``sub`` (None: it has none, or none the rules and constraints
         allow)."""
+        if self.budget.left() == 0.0:
+            return None
         if self.user is not None:
             return self._constrained(sub)
         allowed = self.candidates & sub.allowed()
@@ -126,17 +136,21 @@ class SubproblemOracle:
             return self._constrained(sub, _Plain(result, label_ids, self.S, None, self.every))
         return Ranked(result.heads, self.parser.decoder.certificate(result).score, tree)
 
+    def _decoder(self):
+        """The parser's decoder within what is left of the budget."""
+        return self.parser.decoder.within(self.budget)
+
     def _decoded(self, allowed: np.ndarray) -> tuple[DecodeResult, np.ndarray]:
         """The parser's decoder's tree over the arcs ``allowed`` and the best label id of
         each word's arc; the result's certificate has the tree's score (the rounded
         tree's for a relaxation)."""
         parser, model = self.parser, self.parser.model
         if model.arc_factored:
-            result = parser.decoder.decode_arcs(np.where(allowed, self.S, -np.inf))
+            result = self._decoder().decode_arcs(np.where(allowed, self.S, -np.inf))
             return result, self.labels[result.heads[1:], np.arange(1, len(result.heads))]
         seen = parser.seen(self.sentence)
         example = model.example(seen, parts=model.parts(seen, np.argwhere(allowed)))
-        result, labels = predict(model, example, parser.decoder)
+        result, labels = predict(model, example, self._decoder())
         return result, labels[model.arc_rows(result.heads, example)]
 
     def _constrained(self, sub: Subproblem, plain=None) -> Ranked | None:
@@ -145,9 +159,9 @@ class SubproblemOracle:
         ``plain``: ``sub`` decoded without them (``Parser._Plain``), when at hand."""
         constraints = ArcConstraints.of(self.user, sub.forced, sub.forbidden)
         try:
-            labeled, certificate = self.parser.decode_constrained(self.sentence, constraints,
-                                                                  plain, explain=False)
-        except ConstraintError:
+            labeled, certificate = self.parser.decode_constrained(
+                self.sentence, constraints, plain, self.budget, explain=False)
+        except (ConstraintError, TimeLimitReached):
             return None
         heads = labeled.result.heads
         return Ranked(heads, certificate.score,

@@ -311,7 +311,8 @@ class Parser:
         return self.analyze(sentence).sentence
 
     def analyze(self, sentence: Sentence, confidence: Temperatures | None = None,
-                constraints: Constraints | None = None) -> Analysis:
+                constraints: Constraints | None = None, budget: Budget | None = None
+                ) -> Analysis:
         """Parse ``sentence`` (its tags as given) and say how its tree was decoded
         (:meth:`~decoders.base.Decoder.certificate`, counted in :attr:`decodings`); with
         ``confidence``, also each word's head and label probability at those
@@ -327,11 +328,11 @@ class Parser:
         :class:`~parser.constraints.ConstraintError` when no tree satisfies the
         constraints.
 
-        Every stage shares one budget, the decoder's ``time_limit`` counted from here:
-        when it runs out before a tree that satisfies the rules and ``constraints`` is
+        Every stage shares one ``budget``, by default the decoder's ``time_limit``
+        counted from here: when it runs out before a tree that satisfies the rules and ``constraints`` is
         found, the best tree found without them is kept, and its certificate says so
         (``time-limit``, :attr:`~decoders.base.Certificate.unconstrained`)."""
-        budget = Budget(self.decoder.time_limit)
+        budget = budget or Budget(self.decoder.time_limit)
         n = len(sentence)
         if n == 0:           # the one empty tree
             self.decodings.add(Certificate("exact", 0.0))
