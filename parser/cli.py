@@ -144,6 +144,7 @@ def _train_config(args):
         at_least(2, jackknife=args.jackknife)
     if args.no_tagger and args.word_clusters:
         raise UsageError("--word-clusters are features of the tagger: drop --no-tagger")
+    _check_dask(args.dask)
     parts = dict(order=args.order, **_given(consecutive_siblings=args.consecutive_siblings
                                             or None))
     decoder = args.decoder or default_decoder(parts)
@@ -330,6 +331,19 @@ def _add_dask_flag(p, text: str) -> None:
                    help=text + " (needs pip install 'polyparse[dask]')")
 
 
+def _check_dask(address: str | None) -> None:
+    """Refuse ``--dask`` without Dask installed, or a bad ``local:N``, before any work
+    (the scheduler itself is reached once the files are checked, :func:`_cluster`)."""
+    if address is None:
+        return
+    from .cluster import ClusterError, check_address
+
+    try:
+        check_address(address)
+    except ClusterError as error:
+        raise UsageError(str(error)) from None
+
+
 @contextlib.contextmanager
 def _cluster(address: str | None):
     """A Dask client of ``--dask`` (None without it), connected before any work; a
@@ -382,6 +396,7 @@ def _parse(args) -> None:
     at_least(1, jobs=args.jobs, kbest=args.kbest)
     if args.dask is not None and args.jobs > 1:
         raise UsageError("give either --dask or --jobs, not both")
+    _check_dask(args.dask)
     fmt = _input_format(args)
     confidence = _confidence(args, fmt)
     if args.kbest is not None and (args.certify or args.confidence):
@@ -714,8 +729,8 @@ def _draw(args) -> None:
             raise UsageError(f"{', '.join(needs)}: needs a model to parse with (--model); "
                              "without one, draw draws the trees a CoNLL-U input has")
     if args.kbest is not None and args.confidence:
-        raise UsageError("--kbest cannot go with --confidence: the k best trees carry no "
-                         "confidence")
+        raise UsageError("--kbest cannot go with --confidence: k-best trees carry no "
+                         "confidence; ask for one or the other")
     check_files({"--model": args.model, "--input": args.input, "--gold": args.gold},
                 {"--html": args.html, "--svg-dir": args.svg_dir},
                 folders={"--svg-dir": SVG_NAMES})
