@@ -365,6 +365,20 @@ def _cluster(address: str | None):
             raise UsageError(str(error)) from None
 
 
+def _check_decoder_options(args) -> None:
+    """Refuse, before any file is read, a ``--decoder`` that does not exist or does not
+    take the decoder options given or their values (what the model's parts allow is
+    checked with the model's metadata, :func:`_model_decoder`)."""
+    if args.decoder is None:
+        return
+    try:
+        options = chosen(args, DECODERS, args.decoder) if args.decoder in DECODERS else {}
+        make_decoder(args.decoder, **options)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    check_solver(options.get("solver"))
+
+
 def _model_decoder(args) -> tuple[ModelSettings, object, dict]:
     """The settings of ``--model`` (read from its metadata alone), the decoder it is to
     parse with and the decoder options given, checked before the model is loaded: ``--decoder`` (or the model's
@@ -404,6 +418,7 @@ def _parse(args) -> None:
                          "trees are exact by construction and carry no certificate or "
                          "confidence")
     _check_constraint_options(args, fmt)
+    _check_decoder_options(args)
     check_files({"--model": args.model, "--input": args.input,
                  "--constraints": args.constraints}, {"--output": args.output})
     settings, decoder, options = _model_decoder(args)
@@ -731,6 +746,7 @@ def _draw(args) -> None:
     if args.kbest is not None and args.confidence:
         raise UsageError("--kbest cannot go with --confidence: k-best trees carry no "
                          "confidence; ask for one or the other")
+    _check_decoder_options(args)
     check_files({"--model": args.model, "--input": args.input, "--gold": args.gold},
                 {"--html": args.html, "--svg-dir": args.svg_dir},
                 folders={"--svg-dir": SVG_NAMES})
@@ -844,6 +860,7 @@ def _serve(args) -> None:
     at_least(0, max_words=args.max_words)
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be from 0 to 65535, not {args.port}")
+    _check_decoder_options(args)
     check_files({"--model": args.model}, {})
     options = _model_decoder(args)[2]
     config = ServeConfig(host=args.host, port=args.port, max_request=args.max_request,
