@@ -381,9 +381,9 @@ def _check_decoder_options(args) -> None:
 
 def _model_decoder(args) -> tuple[ModelSettings, object, dict]:
     """The settings of ``--model`` (read from its metadata alone), the decoder it is to
-    parse with and the decoder options given, checked before the model is loaded: ``--decoder`` (or the model's
-    decoder) must exist, decode the model's parts and take the options and their values
-    (a :class:`UsageError` otherwise)."""
+    parse with and the decoder options given, checked before the model is loaded:
+    ``--decoder`` (or the model's decoder) must exist, decode the model's parts and take
+    the options and their values (a :class:`UsageError` otherwise)."""
     settings = ModelSettings.read(args.model)
     name = args.decoder or settings.config.decoder
     try:
@@ -423,8 +423,8 @@ def _parse(args) -> None:
                  "--constraints": args.constraints}, {"--output": args.output})
     settings, decoder, options = _model_decoder(args)
     if args.kbest is not None and not decoder.gives_kbest:
-        raise UsageError(f"--kbest: decoder {decoder.name!r} cannot give the k best trees; use --decoder mst (first-order "
-                         "models) or --decoder ilp")
+        raise UsageError(f"--kbest: decoder {decoder.name!r} cannot give the k best trees; "
+                         "use --decoder mst (first-order models) or --decoder ilp")
     if confidence is not None and settings.config.order != "1" and not settings.pruned:
         raise UsageError(f"--confidence: {args.model} is a higher-order model without a "
                          "first-order pruner, whose marginals give the head probabilities")
@@ -888,12 +888,13 @@ def _add_eval(sub) -> None:
         "eval", help="scores of a parse against gold",
         description="Score a parse (--pred) against a gold treebank, or a model (--model), "
                     "which parses the gold file's own text, tokens or tags (--from) to be "
-                    "scored. Every metric of the CoNLL 2018 shared-task script (conll18_ud_eval.py, "
-                    "udeval of UD's tools), with the same values: tokens, sentences and words "
-                    "F1, then over the words aligned by character offsets UPOS, XPOS, UFeats "
-                    "(universal features), AllTags (UPOS+XPOS+UFeats), Lemmas, UAS, LAS "
-                    "(universal part of the label), and over content words CLAS, MLAS (+ "
-                    "UPOS, UFeats and function-word children) and BLEX (+ lemma). The "
+                    "scored. Every metric of the CoNLL 2018 shared-task script "
+                    "(conll18_ud_eval.py, udeval of UD's tools), with the same values: "
+                    "tokens, sentences and words F1, then over the words aligned by "
+                    "character offsets UPOS, XPOS, UFeats (universal features), AllTags "
+                    "(UPOS+XPOS+UFeats), Lemmas, UAS, LAS (universal part of the label), "
+                    "and over content words CLAS, MLAS (+ UPOS, UFeats and function-word "
+                    "children) and BLEX (+ lemma). The "
                     "predicted file may be tokenized differently from the gold one (both "
                     "must spell the same text). When the tokenization is identical, also "
                     "UAS, LAS and label accuracy over all syntactic words (multiword-token "
@@ -1174,7 +1175,8 @@ def _add_download_clusters(sub) -> None:
 def _download_clusters(args) -> None:
     from polyparse.corpora import word_clusters
 
-    if args.url == word_clusters.SPACY_LOOKUPS_URL and args.lang not in word_clusters.SPACY_LANGUAGES:
+    if (args.url == word_clusters.SPACY_LOOKUPS_URL
+            and args.lang not in word_clusters.SPACY_LANGUAGES):
         raise UsageError(f"no word clusters for {args.lang!r} in spaCy's lookups data: "
                          f"choose from {', '.join(word_clusters.SPACY_LANGUAGES)}")
     print(word_clusters.fetch_spacy_clusters(args.lang, _cache_dir(args), url=args.url,
