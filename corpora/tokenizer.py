@@ -110,6 +110,9 @@ _SCRIPT_DISPLAY = {"CJK": "Han", "NKO": "N'Ko", "CANADIAN": "Canadian syllabics"
 #: Share of a script among the training text's script characters below which the
 #: tokenizer is taken not to know it (en_gum has 25 CJK characters in 660,000 letters).
 MIN_SCRIPT_SHARE = 0.001
+#: Share of a script unseen in training among a text's script characters from which the
+#: text is warned about (one emoji in a 2,001-sentence file is not worth a warning).
+MIN_UNSEEN_SHARE = 0.05
 
 
 @functools.lru_cache(maxsize=65536)
@@ -134,6 +137,13 @@ def script_of(c: str) -> str | None:
     if word not in _SCRIPT_WORDS:
         return None
     return _SCRIPT_DISPLAY.get(word, word.title())
+
+
+def _first_place(text: str, script: str) -> str:
+    """``line L, column C`` (from 1) of the first character of ``script`` in ``text``."""
+    at = next(i for i, c in enumerate(text) if script_of(c) == script)
+    line_start = text.rfind("\n", 0, at) + 1
+    return f"line {text.count(chr(10), 0, at) + 1}, column {at - line_start + 1}"
 
 
 def script_counts(text: str) -> Counter:
@@ -773,16 +783,25 @@ class Tokenizer:
                 if self.scripts_.get(script, 0) < MIN_SCRIPT_SHARE * total}
 
     def unseen_scripts_warning(self, text: str) -> str | None:
-        """What to tell about :meth:`unseen_scripts` of ``text``, or None when there are
-        none, e.g. ``text in a script that the model's tokenizer was not trained on: Han
-        (12 characters); it is likely to come out as one token and one sentence``."""
+        """What to tell about the :meth:`unseen_scripts` of ``text`` that are a real
+        share of it (at least :data:`MIN_UNSEEN_SHARE` of its script characters), or
+        None when there are none: which script, how many characters and where it
+        first is, e.g. ``text in a script that the model's tokenizer was not trained on:
+        Han, 12 characters (57% of the letters), first at line 1, column 1; the tokenizer
+        never learnt where its words and sentences end, so runs of it may come out as
+        one token and one sentence``. An emoji or a foreign name in a long text is
+        tokenized as the text around it and is not worth a warning."""
         unseen = self.unseen_scripts(text)
-        if not unseen:
+        total = sum(script_counts(text).values())
+        shown = {script: n for script, n in unseen.items() if n >= MIN_UNSEEN_SHARE * total}
+        if not shown:
             return None
-        scripts = ", ".join(f"{script} ({n} character{'s' * (n > 1)})"
-                            for script, n in unseen.items())
+        scripts = "; ".join(f"{script}, {n:,} character{'s' * (n > 1)} ({100 * n / total:.0f}% "
+                            f"of the letters), first at {_first_place(text, script)}"
+                            for script, n in shown.items())
         return (f"text in a script that the model's tokenizer was not trained on: {scripts}; "
-                "it is likely to come out as one token and one sentence")
+                "the tokenizer never learnt where its words and sentences end, so runs of it "
+                "may come out as one token and one sentence")
 
     # ------------------------------------------------------------------ serialization
 

@@ -23,7 +23,7 @@ from polyparse.corpora.conllu_io import (CONLLX_SUFFIXES, read_conllu, read_tree
                                          write_conllu)
 from polyparse.corpora.errors import CorpusError
 from polyparse.corpora.files import (OutputError, atomic_directory, atomic_write,
-                                     check_writable, remove_unfinished)
+                                     remove_unfinished)
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS
 from polyparse.corpora.signals import stop_behind, stop_signals_raise
 
@@ -31,14 +31,13 @@ from polyparse.decoders import DECODERS, make_decoder
 from polyparse.learning.mixing import MIXING, check_mixable
 from polyparse.learning.trainers import TRAINERS, make_trainer
 
+from .checks import ModelSettings, UsageError, at_least, check_files, check_solver
 from .flags import add_flags, chosen
+from .honest_eval import SOURCES, default_source, missing_components, parsed, system_input
 from .model_file import ModelFileError
+from .progress import Tally, count_sentences, showing_bar, tracked, visible_characters
 
 log = logging.getLogger("polyparse")
-
-
-class UsageError(Exception):
-    """A command line that cannot be carried out (message shown as is)."""
 
 
 # -- train ---------------------------------------------------------------------------
@@ -121,57 +120,81 @@ def _add_train(sub) -> None:
 
 
 def _train(args) -> None:
-    from .config import default_decoder
+    config = _train_config(args)
+    check_files({"--train": args.train, "--dev": args.dev,
+                 "--word-clusters": args.word_clusters},
+                {"--model": args.model, "--checkpoint": args.checkpoint})
+    with _cluster(args.dask) as client:
+        _train_with(args, config, client)
 
-    _positive(jackknife=args.jackknife, tagger_epochs=args.tagger_epochs)
+
+def _train_config(args):
+    """The :class:`~parser.config.TrainConfig` of ``polyparse train``'s options, every
+    option checked, alone and against the others (the decoder against the parts, the
+    trainer's options against its epochs and parts, the feature sizes), before any file
+    is read or any kernel compiled."""
+    from polyparse.features.extractor import FeatureConfig
+
+    from .config import TrainConfig, config_decoder, default_decoder
+
+    at_least(1, epochs=args.epochs, tagger_epochs=args.tagger_epochs, shards=args.shards,
+             max_heads=args.max_heads)
+    at_least(0, seed=args.seed)
+    if not args.no_tagger:
+        at_least(2, jackknife=args.jackknife)
     if args.no_tagger and args.word_clusters:
         raise UsageError("--word-clusters are features of the tagger: drop --no-tagger")
+    _check_dask(args.dask)
     parts = dict(order=args.order, **_given(consecutive_siblings=args.consecutive_siblings
                                             or None))
     decoder = args.decoder or default_decoder(parts)
     if decoder not in DECODERS:
         raise UsageError(f"unknown decoder {decoder!r}; choose from {', '.join(sorted(DECODERS))}")
     try:
-        trainer_options = chosen(args, TRAINERS, args.trainer)
-        decoder_options = chosen(args, DECODERS, decoder)
-        trainer = make_trainer(args.trainer, **trainer_options)     # values checked now
-        make_decoder(decoder, **decoder_options)
+        config = TrainConfig(
+            trainer=args.trainer, decoder=decoder,
+            single_root=not args.multi_root, epochs=args.epochs, seed=args.seed,
+            trainer_options=chosen(args, TRAINERS, args.trainer),
+            decoder_options=chosen(args, DECODERS, decoder),
+            features=_given(bits=args.bits, label_bits=args.label_bits,
+                            morphology=args.morphology or None),
+            parts=parts,
+            pruner=_given(max_heads=args.max_heads, labeled=args.labeled_pruner or None),
+            tagger=None if args.no_tagger else _given(epochs=args.tagger_epochs,
+                                                      clusters=args.word_clusters),
+            jackknife=args.jackknife, ud_rules=not args.no_ud_rules,
+            mixing=None if args.shards is None else {"shards": args.shards, "mixing": MIXING})
+        config_decoder(config)
+        trainer = make_trainer(config.trainer, epochs=config.epochs, seed=config.seed,
+                               **config.trainer_options)
+        trainer.check_parts(config.parts)
         if args.shards is not None or args.dask is not None:
             check_mixable(trainer)
+        FeatureConfig(**config.features)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    _positive(shards=args.shards)
-    _check_outputs(args.model, args.checkpoint)
-    with _cluster(args.dask) as client:
-        _train_with(args, decoder, parts, trainer_options, decoder_options, client)
+    check_solver(config.decoder_options.get("solver"))
+    return config
 
 
-def _train_with(args, decoder, parts, trainer_options, decoder_options, client) -> None:
-    """``polyparse train`` once the options are checked (the shards on ``client``'s
-    workers if it is not None)."""
-    from .pipeline import Parser, TrainConfig
+def _train_with(args, config, client) -> None:
+    """``polyparse train`` once the options and files are checked (the shards on
+    ``client``'s workers if it is not None)."""
+    from dataclasses import replace
+
+    from .pipeline import Parser
     from .warmup import warm_kernels
 
-    shards = args.shards
-    if client is not None and shards is None:
+    if client is not None and config.shards is None:
         shards = max(1, sum(client.nthreads().values()))
         log.info("training on %d shards, one per worker thread of the cluster", shards)
-    single_root = not args.multi_root
-    train = read_treebank(args.train, fmt=args.format, single_root=single_root)
-    dev = read_treebank(args.dev, fmt=args.format, single_root=single_root) if args.dev else None
-    config = TrainConfig(
-        trainer=args.trainer, decoder=decoder,
-        single_root=single_root, epochs=args.epochs, seed=args.seed,
-        trainer_options=trainer_options,
-        decoder_options=decoder_options,
-        features=_given(bits=args.bits, label_bits=args.label_bits,
-                        morphology=args.morphology or None),
-        parts=parts,
-        pruner=_given(max_heads=args.max_heads, labeled=args.labeled_pruner or None),
-        tagger=None if args.no_tagger else _given(epochs=args.tagger_epochs,
-                                                  clusters=args.word_clusters),
-        jackknife=args.jackknife, ud_rules=not args.no_ud_rules,
-        mixing=None if shards is None else {"shards": shards, "mixing": MIXING})
+        config = replace(config, mixing={"shards": shards, "mixing": MIXING})
+    train = read_treebank(args.train, fmt=args.format, single_root=config.single_root)
+    if config.tagger is not None and args.jackknife > len(train):
+        raise UsageError(f"--jackknife {args.jackknife}: {args.train} has {len(train)} "
+                         "sentence(s), fewer than the folds of the tagger's jackknifing")
+    dev = (read_treebank(args.dev, fmt=args.format, single_root=config.single_root)
+           if args.dev else None)
     start = time.perf_counter()
     try:
         warm_kernels(train, config, dev)
@@ -187,14 +210,6 @@ def _train_with(args, decoder, parts, trainer_options, decoder_options, client) 
                                      if getattr(parser, name) is not None]))
 
 
-def _check_outputs(*paths: str | None) -> None:
-    """Fail now, before any work, if an output given on the command line cannot be
-    written (:func:`~corpora.files.check_writable`)."""
-    for path in paths:
-        if path is not None:
-            check_writable(path)
-
-
 def _given(**options) -> dict:
     """The options that were given on the command line."""
     return {k: v for k, v in options.items() if v is not None}
@@ -203,12 +218,6 @@ def _given(**options) -> dict:
 def _summary(cls) -> str:
     """The first sentence of a component's docstring."""
     return (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ").rstrip(".")
-
-
-def _positive(**options) -> None:
-    for name, value in options.items():
-        if value is not None and value < 1:
-            raise UsageError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
 
 
 # -- parse ---------------------------------------------------------------------------
@@ -301,8 +310,7 @@ def _add_lp_max_words_flag(p) -> None:
 
 
 def _lp_max_words(args) -> int | None:
-    if args.lp_max_words < 0:
-        raise UsageError(f"--lp-max-words must be at least 0, not {args.lp_max_words}")
+    at_least(0, lp_max_words=args.lp_max_words)
     return args.lp_max_words or None
 
 
@@ -327,6 +335,19 @@ def _add_dask_flag(p, text: str) -> None:
                    help=text + " (needs pip install 'polyparse[dask]')")
 
 
+def _check_dask(address: str | None) -> None:
+    """Refuse ``--dask`` without Dask installed, or a bad ``local:N``, before any work
+    (the scheduler itself is reached once the files are checked, :func:`_cluster`)."""
+    if address is None:
+        return
+    from .cluster import ClusterError, check_address
+
+    try:
+        check_address(address)
+    except ClusterError as error:
+        raise UsageError(str(error)) from None
+
+
 @contextlib.contextmanager
 def _cluster(address: str | None):
     """A Dask client of ``--dask`` (None without it), connected before any work; a
@@ -348,85 +369,152 @@ def _cluster(address: str | None):
             raise UsageError(str(error)) from None
 
 
-def _load_parser(args):
+def _check_decoder_options(args) -> None:
+    """Refuse, before any file is read, a ``--decoder`` that does not exist or does not
+    take the decoder options given or their values (what the model's parts allow is
+    checked with the model's metadata, :func:`_model_decoder`)."""
+    if args.decoder is None:
+        return
+    try:
+        options = chosen(args, DECODERS, args.decoder) if args.decoder in DECODERS else {}
+        make_decoder(args.decoder, **options)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    check_solver(options.get("solver"))
+
+
+def _model_decoder(args) -> tuple[ModelSettings, object, dict]:
+    """The settings of ``--model`` (read from its metadata alone), the decoder it is to
+    parse with and the decoder options given, checked before the model is loaded:
+    ``--decoder`` (or the model's decoder) must exist, decode the model's parts and take
+    the options and their values (a :class:`UsageError` otherwise)."""
+    settings = ModelSettings.read(args.model)
+    name = args.decoder or settings.config.decoder
+    try:
+        options = chosen(args, DECODERS, name) if name in DECODERS else {}
+    except ValueError as error:
+        raise UsageError(f"{args.model}: {error}") from None
+    decoder = settings.decoder(args.decoder, options)
+    check_solver(options.get("solver"))
+    return settings, decoder, options
+
+
+def _load_parser(args, options: dict):
     """The :class:`Parser` of ``--model``, decoding with ``--decoder`` and the decoder
-    options given (a :class:`UsageError` for a decoder that cannot decode the model or
-    an option it does not take)."""
+    ``options`` of :func:`_model_decoder`, which checked them."""
     from .pipeline import Parser
 
     parser = Parser.load(args.model)
-    name = args.decoder or parser.config.decoder
-    try:
-        options = chosen(args, DECODERS, name) if name in DECODERS else {}
-        if args.decoder is not None or options:
-            parser.use_decoder(name, **options)
-    except ValueError as error:
-        raise UsageError(f"{args.model}: {error}") from None
+    if args.decoder is not None or options:
+        parser.use_decoder(args.decoder or parser.config.decoder, **options)
     return parser
 
 
 def _parse(args) -> None:
-    _positive(jobs=args.jobs, kbest=args.kbest)
+    at_least(1, jobs=args.jobs, kbest=args.kbest)
     if args.dask is not None and args.jobs > 1:
         raise UsageError("give either --dask or --jobs, not both")
+    _check_dask(args.dask)
     fmt = _input_format(args)
     confidence = _confidence(args, fmt)
     if args.kbest is not None and (args.certify or args.confidence):
         raise UsageError("--kbest cannot go with --certify or --confidence: the k best "
                          "trees carry their rank and score, not a certificate or "
                          "confidence")
-    _check_outputs(args.output)
+    _check_constraint_options(args, fmt)
+    _check_decoder_options(args)
+    check_files({"--model": args.model, "--input": args.input,
+                 "--constraints": args.constraints}, {"--output": args.output})
+    settings, _, options = _model_decoder(args)
+    if confidence is not None and settings.config.order != "1" and not settings.pruned:
+        raise UsageError(f"--confidence: {args.model} is a higher-order model without a "
+                         "first-order pruner, whose marginals give the head probabilities")
+    constraints = _constraints(args)
     with _cluster(args.dask) as client:
-        _parse_with(args, fmt, confidence, client)
+        _parse_with(args, fmt, options, dict(kbest=args.kbest, certify=args.certify,
+                                             confidence=confidence, constraints=constraints),
+                    client)
 
 
-def _parse_with(args, fmt: str, confidence, client) -> None:
-    """``polyparse parse`` once the options are checked (on ``client``'s workers if it
-    is not None)."""
+def _parse_with(args, fmt: str, options: dict, annotate: dict, client) -> None:
+    """``polyparse parse`` once the options and files are checked (on ``client``'s
+    workers if it is not None)."""
     from .constraints import ConstraintError
     from .pipeline import MissingComponentError
 
-    parser = _load_parser(args)
+    parser = _load_parser(args, options)
     parser.use_ud_rules = not args.no_ud_rules
-    if confidence is not None and not parser.model.arc_factored and parser.model.pruner is None:
-        raise UsageError(f"--confidence: {args.model} is a higher-order model without a "
-                         "first-order pruner, whose marginals give the head probabilities")
-    constraints = _constraints(args, fmt)
-    annotate = dict(kbest=args.kbest, certify=args.certify, confidence=confidence)
-    if constraints is not None:
-        annotate["constraints"] = constraints
     name = "--text" if args.text is not None else args.input or "<stdin>"
+    tally = Tally("parsed")
     leading = None
     try:
         if fmt == "text":
-            parser.require("tokenizer", "parse raw text")    # before any input is read
-            parser.require("tagger", "parse raw text")
-            text = args.text if args.text is not None else _read_text(args.input)
-            _warn_unseen_scripts(parser.tokenizer, text, name)
-            parsed = parser.stream_text(text, jobs=args.jobs, client=client,
-                                        max_words=args.max_words or None, **annotate)
+            parsed = _parsed_text(args, parser, name, annotate, client, tally)
         else:
             if args.retag:
                 parser.require("tagger", "tag words (--retag)")
             leading = _LeadingComments(_open_input(args.input))
-            parsed = parser.parse(read_conllu(leading, fmt=fmt), retag=args.retag,
-                                  jobs=args.jobs, client=client, **annotate)
+            parsed = tracked(parser.parse(read_conllu(leading, fmt=fmt), retag=args.retag,
+                                          jobs=args.jobs, client=client, **annotate),
+                             tally, counts=_output_counts,
+                             total=count_sentences(args.input) if showing_bar() else None)
         with (atomic_write(args.output) if args.output
               else contextlib.nullcontext(sys.stdout)) as out:
-            if write_conllu(_progress(parsed), out) == 0:
-                if leading is None:
-                    log.warning("polyparse: warning: %s: no sentences to parse (the text has "
-                                "no words)", name)
-                else:
-                    log.warning("polyparse: warning: %s: no sentences to parse (the input is "
-                                "empty or has only comments; they are written back as they "
-                                "are)", name)
-                    out.write(leading.text())
+            if write_conllu(parsed, out) == 0:
+                _warn_nothing_parsed(name, leading, out)
     except (MissingComponentError, ConstraintError) as error:
         raise UsageError(str(error)) from None
     finally:
         if leading is not None:
             leading.close()
+    _report_parse(parser, tally, args.certify)
+
+
+def _parsed_text(args, parser, name: str, annotate: dict, client, tally: Tally):
+    """The sentences of ``parse``'s raw text, parsed lazily, with a progress bar in
+    characters of the text."""
+    parser.require("tokenizer", "parse raw text")    # before any input is read
+    parser.require("tagger", "parse raw text")
+    text = args.text if args.text is not None else _read_text(args.input)
+    _warn_unseen_scripts(parser.tokenizer, text, name)
+    parsed = parser.stream_text(text, jobs=args.jobs, client=client,
+                                max_words=args.max_words or None, **annotate)
+    return tracked(parsed, tally, counts=_output_counts, total=visible_characters(text),
+                   unit="characters",
+                   size=lambda s: 0 if _later_kbest_copy(s) else visible_characters(s.text))
+
+
+def _output_counts(sentence) -> tuple[int, int]:
+    """A parsed sentence as the sentences and words it adds to the tally: none for the
+    second and later copies of ``--kbest``."""
+    return (0, 0) if _later_kbest_copy(sentence) else (1, len(sentence))
+
+
+def _later_kbest_copy(sentence) -> bool:
+    for line in sentence.lines:
+        if not line.startswith("#"):
+            return False
+        if line.startswith("# kbest_rank = ") and line != "# kbest_rank = 1":
+            return True
+    return False
+
+
+def _warn_nothing_parsed(name: str, leading, out) -> None:
+    """The warning of an input without sentences; a CoNLL-U input's comments are
+    written back as they are."""
+    if leading is None:
+        log.warning("polyparse: warning: %s: no sentences to parse (the text has no words)",
+                    name)
+        return
+    log.warning("polyparse: warning: %s: no sentences to parse (the input is empty or has "
+                "only comments; they are written back as they are)", name)
+    out.write(leading.text())
+
+
+def _report_parse(parser, tally: Tally, certify: bool) -> None:
+    """What ``parse`` says at its end: the constraints and fallbacks it met, then one
+    summary line (sentences, words, seconds, words/s and the certificates' summary,
+    printed even with -q when ``certify`` asked for it)."""
     counts = parser.constrained
     if counts["ilp_for_decoder"]:
         log.info("%d constrained sentence(s) decoded by the ILP (decoder %r cannot honor "
@@ -447,20 +535,29 @@ def _parse_with(args, fmt: str, confidence, client) -> None:
         log.info("%d sentence(s): the search under the UD rules or constraints stopped at "
                  "its node limit and kept a tree that satisfies them",
                  parser.decodings.kinds["node-limit"])
-    if args.certify:
+    decoded = sum(parser.decodings.kinds.values())
+    if certify:
+        log.info("%s", tally.line())
         print(parser.decodings.summary(), file=sys.stderr)
+    elif decoded:
+        log.info("%s; %s", tally.line(), parser.decodings.summary())
+    else:
+        log.info("%s", tally.line())
 
 
-def _constraints(args, fmt: str):
+def _check_constraint_options(args, fmt: str) -> None:
+    """Refuse ``--keep-given`` on raw text."""
+    if args.keep_given and fmt == "text":
+        raise UsageError("--keep-given needs CoNLL-U input (raw text gives no HEAD or DEPREL)")
+
+
+def _constraints(args):
     """The :class:`~parser.constraints.Constraints` of ``--constraints`` and
-    ``--keep-given`` (None without them); a :class:`UsageError` for a bad file or a
-    combination that cannot be honored."""
+    ``--keep-given`` (None without them); a :class:`UsageError` for a bad file."""
     from .constraints import Constraints, ConstraintsFileError
 
     if args.constraints is None and not args.keep_given:
         return None
-    if args.keep_given and fmt == "text":
-        raise UsageError("--keep-given needs CoNLL-U input (raw text gives no HEAD or DEPREL)")
     try:
         if args.constraints is None:
             return Constraints(keep_given=True)
@@ -474,8 +571,7 @@ def _input_format(args) -> str:
     ``--text``, ``--input`` and ``--max-words`` checked."""
     if args.text is not None and args.input:
         raise UsageError("give either --text or --input, not both")
-    if args.max_words < 0:
-        raise UsageError(f"--max-words must be at least 0, not {args.max_words}")
+    at_least(0, max_words=args.max_words)
     fmt = _parse_format(args)
     if args.text is not None and fmt != "text":
         raise UsageError(f"--text is raw text; it cannot be read as {fmt}")
@@ -515,29 +611,6 @@ def _temperatures(args, asked: bool):
     except ValueError as error:
         raise UsageError(f"--confidence-temperature takes one or two positive numbers "
                          f"(arcs[,labels]), not {text!r}: {error}") from None
-
-
-PROGRESS_EVERY = 1000
-"""Sentences between two progress lines when standard error is not a terminal."""
-
-
-def _progress(sentences, done: str = "parsed"):
-    """``sentences`` passed through, with progress on standard error: a tqdm bar on a
-    terminal, else a log line every :data:`PROGRESS_EVERY` sentences (and none for
-    less), saying what is ``done``."""
-    if sys.stderr.isatty() and log.isEnabledFor(logging.INFO):
-        from tqdm import tqdm
-
-        yield from tqdm(sentences, unit=" sentences", file=sys.stderr, leave=False)
-        return
-    words = 0
-    start = time.perf_counter()
-    for count, sentence in enumerate(sentences, 1):
-        words += len(sentence)
-        yield sentence
-        if count % PROGRESS_EVERY == 0:
-            log.info("%s %d sentences (%d words) in %.0f s", done, count, words,
-                     time.perf_counter() - start)
 
 
 def _parse_format(args) -> str:
@@ -661,7 +734,7 @@ def _draw(args) -> None:
     from .pipeline import MissingComponentError
     from .views import Views
 
-    _positive(kbest=args.kbest)
+    at_least(1, kbest=args.kbest)
     fmt = _input_format(args)
     views = Views(lp=args.lp, kbest=args.kbest,
                   confidence=_temperatures(args, args.confidence),
@@ -675,13 +748,18 @@ def _draw(args) -> None:
         if needs:
             raise UsageError(f"{', '.join(needs)}: needs a model to parse with (--model); "
                              "without one, draw draws the trees a CoNLL-U input has")
-    _check_outputs(args.html)
-    if args.svg_dir:
-        check_writable(args.svg_dir, folder=SVG_NAMES)
+    if args.kbest is not None and args.confidence:
+        raise UsageError("--kbest cannot go with --confidence: k-best trees carry no "
+                         "confidence; ask for one or the other")
+    _check_decoder_options(args)
+    check_files({"--model": args.model, "--input": args.input, "--gold": args.gold},
+                {"--html": args.html, "--svg-dir": args.svg_dir},
+                folders={"--svg-dir": SVG_NAMES})
+    options = _model_decoder(args)[2] if args.model is not None else {}
     gold = read_treebank(args.gold) if args.gold else None
     parser = None
     if args.model is not None:
-        parser = _load_parser(args)
+        parser = _load_parser(args, options)
         try:
             views.check(parser)
         except ValueError as error:
@@ -722,8 +800,11 @@ def _draw_input(args, fmt: str, parser, name: str):
         parser.require("tagger", "parse raw text")
         text = args.text if args.text is not None else _read_text(args.input)
         _warn_unseen_scripts(parser.tokenizer, text, name)
-        return _progress(parser.tag_text(text, max_words=args.max_words or None), "drew")
-    return _progress(read_conllu(_open_input(args.input), fmt=fmt), "drew")
+        return tracked(parser.tag_text(text, max_words=args.max_words or None),
+                       Tally("drew"), total=visible_characters(text), unit="characters",
+                       size=lambda s: visible_characters(s.text))
+    return tracked(read_conllu(_open_input(args.input), fmt=fmt), Tally("drew"),
+                   total=count_sentences(args.input) if showing_bar() else None)
 
 
 def _figures(parser, sentences, views, gold, gold_name: str | None, name: str):
@@ -780,11 +861,13 @@ def _add_serve(sub) -> None:
 def _serve(args) -> None:
     from .serve import Server, ServeConfig, warm_up
 
-    _positive(max_request=args.max_request, max_kbest=args.max_kbest)
+    at_least(1, max_request=args.max_request, max_kbest=args.max_kbest)
+    at_least(0, max_words=args.max_words)
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be from 0 to 65535, not {args.port}")
-    if args.max_words < 0:
-        raise UsageError(f"--max-words must be at least 0, not {args.max_words}")
+    _check_decoder_options(args)
+    check_files({"--model": args.model}, {})
+    options = _model_decoder(args)[2]
     config = ServeConfig(host=args.host, port=args.port, max_request=args.max_request,
                          max_kbest=args.max_kbest, max_words=args.max_words or None,
                          lp_max_words=_lp_max_words(args),
@@ -795,7 +878,7 @@ def _serve(args) -> None:
         raise UsageError(f"cannot listen on {args.host}:{args.port}: "
                          f"{error.strerror or error}") from None
     with server:
-        parser = _load_parser(args)
+        parser = _load_parser(args, options)
         server.load(parser, Path(args.model).name)
         warm_up(parser)
         print(f"polyparse: serving {args.model} at {server.url} (Ctrl-C stops)",
@@ -808,12 +891,15 @@ def _serve(args) -> None:
 def _add_eval(sub) -> None:
     p = sub.add_parser(
         "eval", help="scores of a parse against gold",
-        description="Every metric of the CoNLL 2018 shared-task script (conll18_ud_eval.py, "
-                    "udeval of UD's tools), with the same values: tokens, sentences and words "
-                    "F1, then over the words aligned by character offsets UPOS, XPOS, UFeats "
-                    "(universal features), AllTags (UPOS+XPOS+UFeats), Lemmas, UAS, LAS "
-                    "(universal part of the label), and over content words CLAS, MLAS (+ "
-                    "UPOS, UFeats and function-word children) and BLEX (+ lemma). The "
+        description="Score a parse (--pred) against a gold treebank, or a model (--model), "
+                    "which parses the gold file's own text, tokens or tags (--from) to be "
+                    "scored. Every metric of the CoNLL 2018 shared-task script "
+                    "(conll18_ud_eval.py, udeval of UD's tools), with the same values: "
+                    "tokens, sentences and words F1, then over the words aligned by "
+                    "character offsets UPOS, XPOS, UFeats (universal features), AllTags "
+                    "(UPOS+XPOS+UFeats), Lemmas, UAS, LAS (universal part of the label), "
+                    "and over content words CLAS, MLAS (+ UPOS, UFeats and function-word "
+                    "children) and BLEX (+ lemma). The "
                     "predicted file may be tokenized differently from the gold one (both "
                     "must spell the same text). When the tokenization is identical, also "
                     "UAS, LAS and label accuracy over all syntactic words (multiword-token "
@@ -825,26 +911,103 @@ def _add_eval(sub) -> None:
                "in CoNLL 2018, compares the universal part only; 'label' is the share of "
                "words with the right universal label, whatever their head.")
     p.add_argument("--gold", required=True, metavar="G", help="gold treebank")
-    p.add_argument("--pred", required=True, metavar="P", help="predicted treebank")
+    system = p.add_mutually_exclusive_group(required=True)
+    system.add_argument("--pred", metavar="P", help="predicted treebank to score")
+    system.add_argument("--model", metavar="M",
+                        help="score this model (.npz) on the gold file: it parses the gold "
+                             "file's own text, tokens or tags (--from) and its parse is "
+                             "scored; an honest score in one command")
+    p.add_argument("--from", dest="source", choices=list(SOURCES), default=None,
+                   help="with --model, what the model parses: " + "; ".join(
+                       f"{name}: {text}" for name, text in SOURCES.items())
+                   + " (default: the most honest the model supports, text if it has a "
+                     "tokenizer and the gold file has '# text' comments, else tokens if it "
+                     "has a tagger, else tags; the output says which)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="with --model, parse on N processes (default 1)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(run=_eval)
 
 
 def _eval(args) -> None:
-    from .evaluate import METRICS, attachment_scores, conll18_scores, same_tokenization
+    if args.model is None and (args.source is not None or args.jobs != 1):
+        raise UsageError("--from and --jobs are for --model (eval --pred scores a parse "
+                         "already made)")
+    at_least(1, jobs=args.jobs)
+    check_files({"--gold": args.gold, "--pred": args.pred, "--model": args.model}, {})
+    if args.model is None:
+        gold, pred = list(read_conllu(args.gold)), list(read_conllu(args.pred))
+        _print_scores(_scores(gold, pred, args.pred, args.gold), args.json)
+        return
+    settings = ModelSettings.read(args.model)
+    gold = list(read_conllu(args.gold))
+    source = _eval_source(args, settings, gold)
+    pred = _parse_gold(args, source, gold)
+    scores = _scores(gold, pred, f"the parse of {args.gold}", args.gold)
+    if args.json:
+        _print_scores({"from": source, **scores}, True)
+        return
+    print(f"from {source}: {SOURCES[source]}\n")
+    _print_scores(scores, False)
 
-    gold, pred = list(read_conllu(args.gold)), list(read_conllu(args.pred))
+
+def _eval_source(args, settings: ModelSettings, gold) -> str:
+    """What ``eval --model`` parses: ``--from``, checked against the model's components,
+    or the most honest source the model supports."""
+    if args.source is None:
+        return default_source(settings.components, gold)
+    missing = missing_components(args.source, settings.components)
+    if missing:
+        raise UsageError(f"--from {args.source}: {args.model} has no {' and no '.join(missing)}"
+                         f"; use --from {default_source(settings.components, gold)}")
+    return args.source
+
+
+def _parse_gold(args, source: str, gold) -> list:
+    """The model's parse of the gold file's text, tokens or tags (with progress and a
+    summary line on standard error)."""
+    from .pipeline import Parser
+
+    parser = Parser.load(args.model)
+    given = system_input(gold, source)
+    tally = Tally("parsed")
+    if source == "text":
+        stream = tracked(parsed(parser, source, given, jobs=args.jobs), tally,
+                         total=visible_characters(given), unit="characters",
+                         size=lambda s: visible_characters(s.text))
+    else:
+        stream = tracked(parsed(parser, source, given, jobs=args.jobs), tally,
+                         total=len(given))
+    pred = list(stream)
+    log.info("%s", tally.line())
+    return pred
+
+
+def _scores(gold, pred, pred_name: str, gold_name: str) -> dict:
+    """The CoNLL 2018 scores of ``pred`` against ``gold`` (words aligned by their
+    characters), and the attachment scores over all words when they have the same
+    tokenization."""
+    from .evaluate import attachment_scores, conll18_scores, same_tokenization
+
     try:
         aligned = conll18_scores(gold, pred).to_json()
     except ValueError as error:           # e.g. a token without a non-space character
-        raise UsageError(f"cannot align {args.pred} with {args.gold}: {error}") from None
+        raise UsageError(f"cannot align {pred_name} with {gold_name}: {error}") from None
     identical = same_tokenization(gold, pred)
     scores = {"identical_tokenization": identical, "conll18": aligned}
     if identical:
         scores.update(attachment_scores(gold, pred).to_json())
-    if args.json:
+    return scores
+
+
+def _print_scores(scores: dict, as_json: bool) -> None:
+    """:func:`_scores` as JSON or as tables."""
+    from .evaluate import METRICS
+
+    if as_json:
         print(json.dumps(scores, indent=2))
         return
+    aligned, identical = scores["conll18"], scores["identical_tokenization"]
     print(f"{'metric':10} {'precision':>9} {'recall':>7} {'F1':>7} {'aligned acc':>11}")
     for name, label in METRICS.items():
         s = aligned[name]
@@ -886,7 +1049,9 @@ def _add_gap(sub) -> None:
                    help="seconds per sentence for each decoder, all stages included "
                         "(building, LP, rounding, branch and bound); one that runs out "
                         "falls back to a cheaper tree and the record says fallback")
-    p.add_argument("--flow", choices=["multi", "single"], default="multi")
+    p.add_argument("--flow", choices=["multi", "single"], default="multi",
+                   help="how the LP and ILP keep the arcs a tree: multi-commodity flow "
+                        "(default; tight for arc-factored scores) or single-commodity flow")
     p.add_argument("--no-search", action="store_true",
                    help="round fractional LP solutions by MST alone, without the local "
                         "search under the higher-order scores that follows by default")
@@ -906,16 +1071,18 @@ def _gap(args) -> None:
     from .config import check_decoder
     from .pipeline import Parser
 
-    _check_outputs(args.jsonl, args.plot)
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise UsageError(f"--time-limit must be positive, not {args.time_limit}")
+    check_files({"--model": args.model, "--input": args.input},
+                {"--jsonl": args.jsonl, "--plot": args.plot})
     if args.plot:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
             raise UsageError("--plot needs matplotlib: pip install 'polyparse[plot]'") from None
-    parser = Parser.load(args.model)
-    single_root = parser.config.single_root
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise UsageError(f"--time-limit must be positive, not {args.time_limit}")
+    check_solver(args.solver)
+    settings = ModelSettings.read(args.model)
+    single_root = settings.config.single_root
     lp = make_decoder("lp", single_root, flow=args.flow, search=not args.no_search,
                       time_limit=args.time_limit)
     ilp = make_decoder("ilp", single_root, solver=args.solver, time_limit=args.time_limit,
@@ -923,16 +1090,30 @@ def _gap(args) -> None:
     compare = None
     if args.compare:
         try:
-            compare = check_decoder(parser.config, make_decoder(
+            compare = check_decoder(settings.config, make_decoder(
                 args.compare, single_root, search=not args.no_search, rounds=None))
         except ValueError as error:
             raise UsageError(f"--compare: {error}") from None
+    parser = Parser.load(args.model)
+    tally = Tally("measured")
     records = []
     with (atomic_write(args.jsonl) if args.jsonl else contextlib.nullcontext(sys.stdout)) as out:
-        for record in gap.measure(parser.model, read_conllu(args.input), lp, ilp, compare):
+        for record in tracked(gap.measure(parser.model, read_conllu(args.input), lp, ilp,
+                                          compare),
+                              tally, counts=lambda r: (1, r["n"]),
+                              total=count_sentences(args.input) if showing_bar() else None):
             records.append(record)
             out.write(json.dumps(record) + "\n")
             out.flush()
+    log.info("%s", tally.line())
+    _report_gap(args, records, compare)
+
+
+def _report_gap(args, records: list[dict], compare) -> None:
+    """The summaries of ``gap`` by sentence length (and of ``--compare``), its
+    fallbacks, and its plot."""
+    from . import gap
+
     summary_file = sys.stdout if args.jsonl else sys.stderr
     print(gap.format_summary(gap.summarize(records)), file=summary_file)
     if compare is not None:
@@ -999,21 +1180,33 @@ def _add_download_clusters(sub) -> None:
 def _download_clusters(args) -> None:
     from polyparse.corpora import word_clusters
 
+    if (args.url == word_clusters.SPACY_LOOKUPS_URL
+            and args.lang not in word_clusters.SPACY_LANGUAGES):
+        raise UsageError(f"no word clusters for {args.lang!r} in spaCy's lookups data: "
+                         f"choose from {', '.join(word_clusters.SPACY_LANGUAGES)}")
     print(word_clusters.fetch_spacy_clusters(args.lang, _cache_dir(args), url=args.url,
                                              progress=sys.stderr.isatty()))
 
 
 # -- main ----------------------------------------------------------------------------
 
+QUIET_HELP = ("quiet: no progress and no summary line on standard error, only warnings and "
+              "errors (and what an option asks for, such as --certify's summary); before "
+              "or after the command's name")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="polyparse", description="polyparse: a dependency "
                                  "parser built on the polyhedral view of structured "
                                  "prediction (ILP decoding, LP relaxation + MST rounding).")
-    ap.add_argument("-q", "--quiet", action="store_true", help="only errors on stderr")
+    ap.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_train, _add_parse, _add_draw, _add_serve, _add_eval, _add_gap,
                 _add_download, _add_download_clusters):
         add(sub)
+    for command in sub.choices.values():     # after the command's name too
+        command.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                             help=QUIET_HELP)
     return ap
 
 

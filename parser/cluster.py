@@ -57,6 +57,26 @@ class ClusterError(Exception):
     reached, or the workers cannot load the model (one line, shown as is)."""
 
 
+def check_address(address: str) -> int | None:
+    """The number of workers of ``local:N`` (None for a scheduler's address), checked
+    before any work with Dask's presence: :class:`ClusterError` if Dask is missing or
+    ``N`` is not a positive number."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise ClusterError(INSTALL) from None
+    if not address.startswith("local:"):
+        return None
+    try:
+        workers = int(address.removeprefix("local:"))
+        if workers < 1:
+            raise ValueError
+    except ValueError:
+        raise ClusterError(f"--dask local:N needs a positive number of workers, not "
+                           f"{address!r}") from None
+    return workers
+
+
 @contextlib.contextmanager
 def connect(address: str, *, timeout: float | None = None) -> Iterator:
     """A Dask ``Client`` of the scheduler at ``address`` (``tcp://host:port``, or
@@ -68,19 +88,11 @@ def connect(address: str, *, timeout: float | None = None) -> Iterator:
     :data:`CONNECT_TIMEOUT`).
     """
     timeout = CONNECT_TIMEOUT if timeout is None else timeout
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise ClusterError(INSTALL) from None
+    workers = check_address(address)
+    from distributed import Client, LocalCluster
+
     with contextlib.ExitStack() as stack:
-        if address.startswith("local:"):
-            try:
-                workers = int(address.removeprefix("local:"))
-                if workers < 1:
-                    raise ValueError
-            except ValueError:
-                raise ClusterError(f"--dask local:N needs a positive number of workers, not "
-                                   f"{address!r}") from None
+        if workers is not None:
             import dask
 
             # Dask's own log lines (workers starting, connections closing) are not the

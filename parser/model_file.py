@@ -62,6 +62,20 @@ def load(path: str | Path) -> ModelFile:
     Any other file, a ``.npz`` of Python objects included, is a :class:`ModelFileError`
     saying that it is not a polyparse model file; nothing in it is unpickled.
     """
+    arrays = _read(path, None)
+    return ModelFile(_metadata(arrays.pop("metadata", None), path), arrays)
+
+
+def load_metadata(path: str | Path) -> dict:
+    """The metadata of the model file at ``path`` alone, its arrays left unread: what
+    the command line checks its options against before it loads a model
+    (:class:`ModelFileError` as :func:`load`)."""
+    return _metadata(_read(path, "metadata").get("metadata"), path)
+
+
+def _read(path: str | Path, only: str | None) -> dict:
+    """The arrays of the model file at ``path`` (only the one called ``only`` if given
+    and present)."""
     try:
         file = open(path, "rb")
     except FileNotFoundError:
@@ -69,11 +83,15 @@ def load(path: str | Path) -> ModelFile:
     except OSError as error:
         raise ModelFileError(f"{path}: cannot read the model file: {error.strerror}") from None
     with file:
-        arrays = _arrays(file, path)
-    if "metadata" not in arrays:
+        return _arrays(file, path, only)
+
+
+def _metadata(stored, path: str | Path) -> dict:
+    """The checked metadata of a model file from its ``metadata`` array (None: absent)."""
+    if stored is None:
         raise ModelFileError(f"{path}: not a polyparse model file (no metadata entry)")
     try:
-        meta = json.loads(str(arrays.pop("metadata")))
+        meta = json.loads(str(stored))
     except json.JSONDecodeError as error:
         raise ModelFileError(f"{path}: damaged model metadata ({error})") from None
     if meta.get("format") != FORMAT:
@@ -81,18 +99,19 @@ def load(path: str | Path) -> ModelFile:
     if meta.get("format_version") != FORMAT_VERSION:
         raise ModelFileError(f"{path}: model format version {meta.get('format_version')} is "
                              f"not supported (this polyparse reads version {FORMAT_VERSION})")
-    return ModelFile(meta, arrays)
+    return meta
 
 
-def _arrays(file, path: str | Path) -> dict:
-    """The arrays of the open ``.npz`` ``file``; numpy's own messages are not passed on,
-    as some of them advise loading the file with pickle."""
+def _arrays(file, path: str | Path, only: str | None = None) -> dict:
+    """The arrays of the open ``.npz`` ``file`` (only the one called ``only`` if given);
+    numpy's own messages are not passed on, as some of them advise loading the file with
+    pickle."""
     if file.read(len(ZIP_MAGIC)) != ZIP_MAGIC:
         raise ModelFileError(f"{path}: not a polyparse model file (not a .npz archive)")
     file.seek(0)
     try:
         with np.load(file, allow_pickle=False) as npz:
-            return {key: npz[key] for key in npz.files}
+            return {key: npz[key] for key in npz.files if only in (None, key)}
     except ValueError as error:
         if "allow_pickle" in str(error):
             raise ModelFileError(f"{path}: not a polyparse model file (it holds Python "

@@ -126,10 +126,11 @@ def test_mixing_on_the_cluster_gives_the_serial_weights_and_says_so(client, tmp_
                 and np.array_equal(weights["alone"][1], weights["serial"][1]))
 
 
-def test_an_unreachable_scheduler_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
+def test_an_unreachable_scheduler_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path,
+                                                         sample_model_path):
     monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 0.5)
     out = tmp_path / "out.conllu"
-    status = main(["parse", "--model", str(tmp_path / "absent.npz"), "--input",
+    status = main(["parse", "--model", str(sample_model_path), "--input",
                    str(SAMPLE / "dev.conllu"), "--output", str(out),
                    "--dask", "tcp://127.0.0.1:9"])
     err = capsys.readouterr().err.strip().splitlines()

@@ -405,11 +405,28 @@ def test_text_in_an_unseen_script_warns_once(sample_model_path, capsys, caplog):
     warnings = [r.getMessage() for r in caplog.records if "script" in r.getMessage()]
     assert len(warnings) == 1
     assert "--text: text in a script that the model's tokenizer was not trained on: " \
-           "Emoji (1 character), Han (12 characters)" in warnings[0]
+           "Han, 12 characters (57% of the letters), first at line 1, column 1; " in warnings[0]
+    assert "Emoji" not in warnings[0]       # 1 letter in 21: tokenized as the text around
     caplog.clear()
     assert run(["parse", "--model", sample_model_path, "--text", "Dogs bark. Ça va."],
                capsys)[0] == 0
     assert "script" not in caplog.text
+
+
+def test_an_unseen_script_is_warned_about_only_as_a_real_share_of_the_text(
+        sample_model_path, tmp_path, capsys, caplog):
+    """One emoji in a long text is no warning; a paragraph of Cyrillic is, with where it
+    first is."""
+    text = tmp_path / "in.txt"
+    lines = ["The dog barked at the cat."] * 200
+    text.write_text("\n".join(lines[:50] + ["Nice 😀 day."] + lines[50:]) + "\n")
+    assert run(["parse", "--model", sample_model_path, "--input", text], capsys)[0] == 0
+    assert "script" not in caplog.text
+    text.write_text("\n".join(lines[:3] + ["Привет мир, как дела у тебя сегодня?"] * 20) + "\n")
+    assert run(["parse", "--model", sample_model_path, "--input", text], capsys)[0] == 0
+    assert f"{text}: text in a script that the model's tokenizer was not trained on: " \
+           "Cyrillic, 560 characters (90% of the letters), " in caplog.text
+    assert "first at line 4, column 1;" in caplog.text
 
 
 def test_scripts_are_stored_with_the_tokenizer_and_absent_in_older_models(sample_model_path):
