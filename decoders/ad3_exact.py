@@ -59,7 +59,7 @@ class AD3ExactDecoder(AD3Decoder):
         Seconds per sentence, or None (no limit), checked before each node: the root's
         AD3 always runs to its end (at most ``max_iter`` iterations); out of time the
         incumbent (the best tree rounded so far) is kept, with a ``time-limit``
-        certificate. (default 1)
+        certificate.
 
     Notes
     -----

@@ -205,7 +205,7 @@ class Decoder(Declared, ABC):
     time_limit:
         Seconds a sentence's decoding may take, every stage included (under UD rules or
         constraints too); at the limit the best tree found so far is kept, with a
-        time-limit certificate. None: no limit. (default 1)
+        time-limit certificate. None: no limit.
     """
 
     kind: ClassVar[str] = "decoder"
@@ -233,9 +233,13 @@ class Decoder(Declared, ABC):
         left = budget.left()
         if left is None or (self.time_limit is not None and self.time_limit <= left):
             return self
-        bounded = copy.copy(self)
-        bounded.time_limit = max(left, MIN_TIME_LIMIT)
-        return bounded
+        return self.with_time_limit(max(left, MIN_TIME_LIMIT))
+
+    def with_time_limit(self, seconds: float | None) -> "Decoder":
+        """A copy of this decoder with the time limit ``seconds`` (None: none)."""
+        other = copy.copy(self)
+        other.time_limit = seconds
+        return other
 
     @abstractmethod
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:

@@ -81,7 +81,7 @@ class ILPDecoder(Decoder):
         bound on every sentence.
     time_limit:
         Seconds per sentence for all stages (building the programs, the LP first,
-        branch and bound), or None. (default 1)
+        branch and bound), or None.
 
     Notes
     -----

@@ -167,7 +167,7 @@ class LPDecoder(Decoder):
         None. When they run out before the LP is solved the result is the maximum
         spanning tree under the arc scores (:func:`~decoders.mst.fallback_result`),
         with ``stats["fallback"]`` True; when they run out after, the MST-rounded tree
-        without local search. (default 1)
+        without local search.
 
     Notes
     -----

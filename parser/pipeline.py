@@ -211,6 +211,7 @@ class Parser:
         self.ud_rules = ud_rules or UDRules()
         self.use_ud_rules = True
         self.constrained: Counter = Counter()
+        self._warm = False
 
     @property
     def fallbacks(self) -> int:
@@ -396,7 +397,7 @@ class Parser:
         heads = found.result.heads
         parsed = self._labelled(sentence, heads, found.label_ids)
         return self._analysis(parsed, certificate, seen, heads, found.label_ids, found.S,
-                              confidence)
+                              confidence, sentence, None)
 
     def _analysis(self, parsed: Sentence, certificate, seen: Sentence, heads: np.ndarray,
                   label_ids: np.ndarray, S: np.ndarray | None,
@@ -986,12 +987,32 @@ class Parser:
         where = f"{self.path}: " if self.path else ""
         raise MissingComponentError(f"{where}cannot {purpose}: {detail}")
 
+    def warm_up(self) -> None:
+        """Decode a sentence of three words once, plainly and under the UD rules, without
+        a time limit and uncounted, so that loading the decoders' compiled kernels (on a
+        cold cache, compiling them: minutes) is not charged to the time limit of the
+        first sentence parsed. Once per parser (a forked worker inherits it);
+        :meth:`parse_chunk` calls it."""
+        if self._warm:
+            return
+        self._warm = True
+        sentence = Sentence.from_words(["Dogs", "bark", "."])
+        decoder, counts = self.decoder, self.constrained.copy()
+        self.decoder = decoder.with_time_limit(None)
+        try:
+            self._plain(self.seen(sentence), None)
+            if self.use_ud_rules and self.ud_rules.rules:
+                self.decode_constrained(sentence)
+        finally:
+            self.decoder, self.constrained = decoder, counts
+
     def parse_chunk(self, chunk: list[Sentence], retag: bool, kbest: int | None = None,
                     certify: bool = False, confidence: Temperatures | None = None,
                     constraints: Constraints | None = None) -> list[Sentence]:
         """Tag (with ``retag``) and parse one chunk of sentences (with ``kbest``: the
         copies of :meth:`parse_kbest`, one sentence after another; otherwise annotated
         as ``certify`` and ``confidence`` ask, :meth:`parse`)."""
+        self.warm_up()
         if retag:
             chunk = self.tag(chunk)
         if kbest is not None:

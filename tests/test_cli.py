@@ -104,12 +104,16 @@ def test_help_for_every_command(capsys):
 
 
 def test_a_flag_whose_decoders_default_differently_gives_each_default(capsys):
-    """--time-limit is ad3-exact's (10 s by default) and the ILP's and LP's (none): the
-    help says both, not the first one found."""
+    """--max-iter is ad3's (10,000 by default) and ad3-exact's (100 per node): the help
+    says both, not the first one found; --time-limit, every decoder's, says its one
+    default."""
     with pytest.raises(SystemExit):
         main(["parse", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "(default 10.0 [ad3-exact]; none [ilp, lp])" in text
+    assert "(default 10000 [ad3]; 100 [ad3-exact])" in text
+    time_limit = text[text.index("--time-limit TIME_LIMIT Seconds"):
+                      text.index("--penalty PENALTY Initial")]
+    assert time_limit.count("(default") == 1 and "(default 1.0)" in time_limit
 
 
 BAD_HEAD = "1\tHello\thello\tINTJ\tUH\t_\t7\troot\t_\t_\n\n"

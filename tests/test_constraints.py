@@ -17,6 +17,7 @@ from polyparse.corpora.sentence import Sentence
 from polyparse.decoders.higher_order import build_parts
 from polyparse.decoders.labeled import LabeledProblem, best_labels, solve_labeled
 from polyparse.decoders.mst import MSTDecoder
+from polyparse.learning.confidence import Temperatures
 from polyparse.parser.constraints import (ConstraintError, Constraints,
                                           ConstraintsFileError)
 from polyparse.parser.ud_rules import (RULES, check, compile_rules, label_masks,
@@ -299,7 +300,7 @@ def test_no_incumbent_at_the_limit_keeps_the_lp_tree_or_the_unconstrained_one(
     reached = unconstrained = 0
     for sentence in dev:
         calls.clear()
-        analysis = parser.analyze(sentence)
+        analysis = parser.analyze(sentence, Temperatures(1.0, 1.0))
         if not calls:
             continue            # the LP was integral, or no rule was broken
         reached += 1
@@ -310,6 +311,28 @@ def test_no_incumbent_at_the_limit_keeps_the_lp_tree_or_the_unconstrained_one(
         assert ("constraints = not enforced" in analysis.certificate.comment()) \
             == analysis.certificate.unconstrained
     assert reached >= 1
+
+
+def test_warm_up_decodes_without_limit_and_counts_nothing(parser, monkeypatch):
+    """Parser.warm_up runs the plain and the constrained decoding once, with no time
+    limit, and leaves the parser's counts and decoder as they were."""
+    seen = []
+    real = parser.decode_constrained
+
+    def decode_constrained(*args, **kwargs):
+        seen.append(parser.decoder.time_limit)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(parser, "decode_constrained", decode_constrained)
+    monkeypatch.setattr(parser, "_warm", False)
+    parser.use_ud_rules = True
+    decoder, counts = parser.decoder, parser.constrained.copy()
+    decodings = parser.decodings.copy()
+    parser.warm_up()
+    parser.warm_up()                        # once per parser
+    assert seen == [None]
+    assert parser.decoder is decoder and parser.constrained == counts
+    assert parser.decodings == decodings
 
 
 def test_lp_decoder_never_breaks_rules(parser, dev):

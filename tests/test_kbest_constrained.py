@@ -43,8 +43,10 @@ def _parser(sample_train, order: str, seed: int):
     model = LinearModel(extractor, LABELS, parts={"order": order})
     model.weights = np.random.default_rng(seed).normal(size=model.dim)
     decoder = "mst" if order == "1" else "ad3-exact"
+    # no time limit: the tests compare the whole k-best list with brute force
     return Parser(model, TrainConfig(tokenizer=None, tagger=None, lemmatizer=None,
-                                     decoder=decoder, parts={"order": order}),
+                                     decoder=decoder, parts={"order": order},
+                                     decoder_options={"time_limit": None}),
                   ud_rules=RULES)
 
 
@@ -182,7 +184,7 @@ def test_the_first_tree_is_parses_with_every_decoder(parsers, brute, order, deco
     ``parse`` writes."""
     parser = parsers[order]
     constraints = CONSTRAINTS if constrained else None
-    parser.use_decoder(decoder)
+    parser.use_decoder(decoder, time_limit=None)
     try:
         for i, (forms, upos) in enumerate(SENTENCES):
             sentence = _sentence(forms, upos)
@@ -209,7 +211,7 @@ def test_the_decoders_own_kbest_equals_the_partition(parsers, brute):
 
     for order, decoder in (("1", "mst"), ("2", "ilp")):
         parser = parsers[order]
-        parser.use_decoder(decoder)
+        parser.use_decoder(decoder, time_limit=None)
         parser.use_ud_rules = False
         try:
             for i, (forms, upos) in enumerate(SENTENCES):
