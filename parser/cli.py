@@ -361,6 +361,15 @@ def _load_parser(args):
     return parser
 
 
+def parser_for_parse(args):
+    """The :class:`Parser` ``polyparse parse`` decodes with for its parsed arguments
+    ``args`` (:func:`_load_parser`, the UD rules on unless ``--no-ud-rules``): also what
+    eval/defaults.py times, so that its figures are the command's at its defaults."""
+    parser = _load_parser(args)
+    parser.use_ud_rules = not args.no_ud_rules
+    return parser
+
+
 def _parse(args) -> None:
     _positive(jobs=args.jobs, kbest=args.kbest)
     if args.dask is not None and args.jobs > 1:
@@ -382,8 +391,7 @@ def _parse_with(args, fmt: str, confidence, client) -> None:
     from .constraints import ConstraintError
     from .pipeline import MissingComponentError
 
-    parser = _load_parser(args)
-    parser.use_ud_rules = not args.no_ud_rules
+    parser = parser_for_parse(args)
     if args.kbest is not None and not parser.decoder.gives_kbest:
         raise UsageError(f"--kbest: decoder {parser.decoder.name!r} cannot give the k best "
                          "trees; use --decoder mst (first-order models) or --decoder ilp")
