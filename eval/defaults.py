@@ -24,7 +24,9 @@ sentences (the first ``--max-sentences``) are then parsed as a user meets them:
 
 Training's wall time comes with the weights' (the epochs' seconds in the model's
 report). ``--models DIR`` parses the models ``DIR/TREEBANK-ORDER.npz`` of an earlier run
-(``WORK/models``) instead of training. Threads are left as the environment sets them.
+(``WORK/models``) instead of training. The commands' messages are kept in
+``WORK/TREEBANK/train-ORDER.log`` (epoch by epoch) and ``parsed-ORDER.log``. Threads are
+left as the environment sets them.
 Writes ``eval/results/defaults.{md,json}`` (``--out`` for another stem) after every row.
 """
 
@@ -87,13 +89,15 @@ def split(folder: Path, work: Path, max_sentences: int | None) -> tuple[Path, Pa
     return train, write_blocks(work / "held.conllu", held[:max_sentences]), how
 
 
-def run(*args: str) -> float:
-    """Wall seconds of ``polyparse ARGS`` in a child process; exits if it fails."""
+def run(*args: str, log: Path) -> float:
+    """Wall seconds of ``polyparse ARGS`` in a child process, its messages written to
+    ``log`` (where a long training run can be followed); exits if it fails."""
     start = time.perf_counter()
-    done = subprocess.run([*POLYPARSE, *args], stderr=subprocess.PIPE, text=True)
-    if done.returncode:
-        tail = "\n".join(done.stderr.splitlines()[-20:])
-        sys.exit(f"defaults.py: polyparse {' '.join(args)} failed ({done.returncode}):\n{tail}")
+    with log.open("w", encoding="utf-8") as messages:
+        status = subprocess.run([*POLYPARSE, *args], stderr=messages).returncode
+    if status:
+        tail = "\n".join(log.read_text(encoding="utf-8").splitlines()[-20:])
+        sys.exit(f"defaults.py: polyparse {' '.join(args)} failed ({status}):\n{tail}")
     return time.perf_counter() - start
 
 
@@ -105,11 +109,11 @@ def warm_training(train: Path, order: str, work: Path) -> None:
     """Train once, untimed, on a few sentences, so that the timed run finds the kernels
     of its setup in numba's cache (``parser.warmup``) instead of compiling them."""
     small = write_blocks(work / "warm.conllu", blocks(train)[:WARM_TRAIN])
-    model = work / f"warm-{order}.npz"
+    model, log = work / f"warm-{order}.npz", work / f"warm-{order}.log"
     run("train", "--train", str(small), "--model", str(model), "--epochs", "1",
-        *order_flags(order))
-    small.unlink()
-    model.unlink()
+        *order_flags(order), log=log)
+    for path in (small, model, log):
+        path.unlink()
 
 
 def parse_held_out(model: Path, held: Path, out: Path) -> dict:
@@ -118,10 +122,12 @@ def parse_held_out(model: Path, held: Path, out: Path) -> dict:
     gold = read_treebank(held)
     tokens = sum(len(s) for s in gold)
     warm = write_blocks(out.with_name("warm.conllu"), blocks(held)[:WARM_PARSE])
-    run("parse", "--model", str(model), "--input", str(warm), "--retag", "--output", str(out))
+    log = out.with_suffix(".log")
+    run("parse", "--model", str(model), "--input", str(warm), "--retag", "--output", str(out),
+        log=log)
     warm.unlink()                                        # numba's cache filled first
     cli_s = run("parse", "--model", str(model), "--input", str(held), "--retag",
-                "--output", str(out))
+                "--output", str(out), log=log)
     parser = cli.parser_for_parse(cli.build_parser().parse_args(["parse", "--model",
                                                                   str(model)]))
     start = time.perf_counter()
@@ -259,7 +265,8 @@ def main(argv: list[str] | None = None) -> None:
                     warm_training(train, order, work)
                     warmed.add(order)
                 train_min = run("train", "--train", str(train), "--model", str(model),
-                                *order_flags(order)) / 60
+                                *order_flags(order),
+                                log=work / name / f"train-{order}.log") / 60
             rows.append({"treebank": name, "order": order, "held_out": how,
                          "train_sentences": len(blocks(train)), "train_min": train_min,
                          **parse_held_out(model, held, work / name / f"parsed-{order}.conllu")})

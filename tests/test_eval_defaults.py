@@ -82,3 +82,4 @@ def test_one_run_on_the_sample_writes_a_sane_row(defaults, tmp_path):
     assert "python eval/defaults.py --ud" in markdown
     assert row["cli_tokens_per_s"] > 0 and row["tokens_per_s"] > 0
     assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["models", "sample"]
+    assert "epoch 10:" in (tmp_path / "work" / "sample" / "train-1.log").read_text()
