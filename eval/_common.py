@@ -131,22 +131,40 @@ def uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
+def revision() -> str:
+    """The repository's git revision (``git describe --always --dirty``), for result
+    tables."""
+    return subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
+                          capture_output=True, text=True).stdout.strip() or "unknown"
+
+
 def write_table(out: Path, title: str, rows: list[dict], columns: list[tuple[str, str]],
-                notes: str = "") -> None:
-    """``out.json`` (all fields) and ``out.md`` (the chosen ``(key, header)`` columns)."""
+                notes: str = "", meta: dict | None = None, after: str = "") -> None:
+    """``out.json`` (all fields, after ``meta``'s) and ``out.md`` (``notes``, the chosen
+    ``(key, header)`` columns, then ``after``)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(out.with_suffix(".json")) as f:
-        f.write(json.dumps({"machine": machine(), "rows": rows}, indent=2, default=float))
+        f.write(json.dumps({"machine": machine(), **(meta or {}), "rows": rows}, indent=2,
+                           default=float))
     lines = [f"# {title}", "", f"Machine: {machine()}", ""]
     if notes:
         lines += [notes, ""]
-    lines.append("| " + " | ".join(h for _, h in columns) + " |")
-    lines.append("|" + "---|" * len(columns))
+    lines += markdown_table(rows, columns)
+    if after:
+        lines += ["", after]
+    with atomic_write(out.with_suffix(".md")) as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def markdown_table(rows: list[dict], columns: list[tuple[str, str]]) -> list[str]:
+    """The lines of a Markdown table of ``rows``' ``(key, header)`` columns (floats with
+    two decimals, a missing value empty)."""
+    lines = ["| " + " | ".join(h for _, h in columns) + " |", "|" + "---|" * len(columns)]
     for row in rows:
         cells = []
         for key, _ in columns:
-            value = row.get(key, "")
-            cells.append(f"{value:.2f}" if isinstance(value, float) else str(value))
+            value = row.get(key)
+            cells.append(f"{value:.2f}" if isinstance(value, float)
+                         else "" if value is None else str(value))
         lines.append("| " + " | ".join(cells) + " |")
-    with atomic_write(out.with_suffix(".md")) as f:
-        f.write("\n".join(lines) + "\n")
+    return lines

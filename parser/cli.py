@@ -410,6 +410,19 @@ def _load_parser(args, options: dict):
     return parser
 
 
+def parser_for_parse(args, options: dict | None = None):
+    """The :class:`Parser` ``polyparse parse`` decodes with for its parsed arguments
+    ``args`` (:func:`_load_parser` with the decoder ``options`` of
+    :func:`_model_decoder`, checked here unless given; the UD rules on unless
+    ``--no-ud-rules``): also what eval/defaults.py times, so that its figures are the
+    command's at its defaults."""
+    if options is None:
+        options = _model_decoder(args)[2]
+    parser = _load_parser(args, options)
+    parser.use_ud_rules = not args.no_ud_rules
+    return parser
+
+
 def _parse(args) -> None:
     at_least(1, jobs=args.jobs, kbest=args.kbest)
     if args.dask is not None and args.jobs > 1:
@@ -442,8 +455,7 @@ def _parse_with(args, fmt: str, options: dict, annotate: dict, client) -> None:
     from .constraints import ConstraintError
     from .pipeline import MissingComponentError
 
-    parser = _load_parser(args, options)
-    parser.use_ud_rules = not args.no_ud_rules
+    parser = parser_for_parse(args, options)
     name = "--text" if args.text is not None else args.input or "<stdin>"
     tally = Tally("parsed")
     leading = None
