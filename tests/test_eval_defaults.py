@@ -83,3 +83,10 @@ def test_one_run_on_the_sample_writes_a_sane_row(defaults, tmp_path):
     assert row["cli_tokens_per_s"] > 0 and row["tokens_per_s"] > 0
     assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["models", "sample"]
     assert "epoch 10:" in (tmp_path / "work" / "sample" / "train-1.log").read_text()
+    # eval/kbest_first.py on the same models and held-out part: --kbest's first tree is
+    # parse's, the rules on
+    kbest_first = importlib.import_module("kbest_first")
+    kbest_first.main(["--work", str(tmp_path / "work"), "--out", str(tmp_path / "kb")])
+    [row] = json.loads((tmp_path / "kb.json").read_text())["rows"]
+    assert (row["treebank"], row["order"], row["sentences"], row["same"]) == ("sample", "1",
+                                                                               6, 6)
