@@ -197,3 +197,23 @@ def test_ssg_relaxed_ad3_takes_the_exact_decoders_rounds(relaxed, decoder, optio
     trainer.start([], make_decoder(decoder, True, **options))
     assert trainer._relaxed.name == ("lp" if relaxed == "lp" else "ad3")
     assert getattr(trainer._relaxed, "rounds", "no rounds") == rounds
+
+
+@pytest.mark.parametrize("decoder, relaxed_max_iter, name, max_iter", [
+    ("ad3-exact", 100, "ad3", 100), ("ad3-exact", None, "ad3", 10000),
+    ("ad3", 7, "ad3", 7), ("mst", 100, "mst", None),
+])
+def test_ssg_relaxed_inference_by_default_and_its_iterations(decoder, relaxed_max_iter, name,
+                                                             max_iter):
+    """SSG's default is relaxed inference (eta 1): by AD3 for AD3's decoders, at most
+    ``relaxed_max_iter`` iterations (None: AD3's own); by the MST for an mst model, whose
+    LP relaxation is tight."""
+    from polyparse.decoders import make_decoder
+
+    trainer = make_trainer("ssg", relaxed_max_iter=relaxed_max_iter)
+    trainer.start([], make_decoder(decoder, True))
+    assert trainer.eta == 1.0 and trainer.relaxed_draws(1, 3) == [True] * 3
+    assert trainer._relaxed.name == name
+    assert getattr(trainer._relaxed, "max_iter", None) == max_iter
+    with pytest.raises(ValueError, match="relaxed_max_iter must be at least 1"):
+        make_trainer("ssg", relaxed_max_iter=0)
