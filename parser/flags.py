@@ -71,11 +71,22 @@ def add_flags(parser: argparse.ArgumentParser, components: dict[str, type[Declar
                                help=f"{text}{default}{where}")
 
 
+class _GivenNone:
+    """``none`` given on the command line to an option that may be None, told apart
+    from the flag's absence (None): :func:`chosen` gives the component None."""
+
+    def __repr__(self) -> str:
+        return "none"
+
+
+GIVEN_NONE = _GivenNone()
+
+
 def chosen(args: argparse.Namespace, components: dict[str, type[Declared]],
            name: str) -> dict:
-    """The options given on the command line for component ``name``: ValueError
-    naming the flags it does not take."""
-    given = {option: getattr(args, option)
+    """The options given on the command line for component ``name`` (``none`` as None):
+    ValueError naming the flags it does not take."""
+    given = {option: None if getattr(args, option) is GIVEN_NONE else getattr(args, option)
              for option in {o for cls in components.values() for o in cls.settable()}
              if getattr(args, option, None) is not None}
     cls = components[name]
@@ -105,8 +116,9 @@ def _plain(text: str) -> str:
 def _parser(option: Option):
     def parse(text: str):
         try:
-            return option.parse(text)
+            value = option.parse(text)
         except ValueError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
+        return GIVEN_NONE if value is None else value
     parse.__name__ = option.name
     return parse

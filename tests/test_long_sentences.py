@@ -185,6 +185,25 @@ def test_decoders_declare_their_options():
         config_decoder(TrainConfig(decoder="mst", parts={"order": "2"}))
 
 
+def test_none_on_the_command_line_is_none_not_the_default(sample_model_path):
+    """``--time-limit none`` is no limit, told apart from the flag's absence (the
+    declared default, 1 s); likewise a trainer's ``--relaxed-max-iter none``."""
+    from polyparse.learning.trainers import TRAINERS
+    from polyparse.parser import cli
+    from polyparse.parser.flags import chosen
+
+    def limit(*flags):
+        args = cli.build_parser().parse_args(["parse", "--model", str(sample_model_path),
+                                              *flags])
+        return cli.parser_for_parse(args).decoder.time_limit
+
+    assert limit() == 1.0 and limit("--time-limit", "2.5") == 2.5
+    assert limit("--time-limit", "none") is None
+    args = cli.build_parser().parse_args(["train", "--train", "t", "--model", "m",
+                                          "--relaxed-max-iter", "none"])
+    assert chosen(args, TRAINERS, "ssg") == {"relaxed_max_iter": None}
+
+
 @pytest.mark.parametrize("args, message", [
     (["train", "--decoder", "mst", "--flow", "single"], "decoder 'mst' does not take --flow"),
     (["train", "--decoder", "eisner", "--rounds", "5"],
