@@ -52,10 +52,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "polyparse-defaults"),
                     help="eval/defaults.py's --work folder (its models and held-out parts)")
     ap.add_argument("--kbest", type=int, default=3, metavar="K", help="K (default 3)")
+    ap.add_argument("--treebanks", nargs="+", default=None, metavar="NAME",
+                    help="only these treebanks' models (default: every one there)")
     ap.add_argument("--out", default="kbest_first", help="result stem under eval/results")
     args = ap.parse_args(argv)
     work = Path(args.work)
-    models = sorted((work / "models").glob("*-*.npz"))
+    models = [model for model in sorted((work / "models").glob("*-*.npz"))
+              if args.treebanks is None or model.stem.rsplit("-", 1)[0] in args.treebanks]
     if args.kbest < 1 or not models:
         sys.exit(f"{work / 'models'}: no model of eval/defaults.py there" if not models
                  else "--kbest must be at least 1")
