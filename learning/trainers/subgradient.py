@@ -49,8 +49,9 @@ class SubgradientTrainer(PegasosTrainer):
         but 0.15 dev UAS lower (``eval/results/orders_tr_imst_full_relaxed_*.md``).
     relaxed_max_iter:
         Most AD3 iterations of relaxed loss-augmented inference by ``ad3``; None: AD3's
-        own (10,000, to convergence). 100 trained order 2 on da_ddt 3.9x faster than
-        convergence, to 2 UAS more (``eval/results/relaxed_iterations.md``).
+        own (10,000, to convergence). 100 trained order 2 on da_ddt 5.2x faster than
+        convergence, to 2.6 UAS more, on sv_talbanken 2.0x faster, to 0.7 more
+        (``eval/results/relaxed_iterations.md``).
     """
 
     def __init__(self, *, eta: float | Literal["sqrt"] = 1.0, relaxed: str = "auto",
