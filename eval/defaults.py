@@ -134,14 +134,19 @@ def time_analyses(model: Path, gold: list) -> tuple:
     each analysis's wall seconds (after the parser's warm-up, as ``parse`` does it)."""
     parser = cli.parser_for_parse(cli.build_parser().parse_args(["parse", "--model",
                                                                   str(model)]))
-    tagged = parser.tag(gold)
+    return (parser, *timed_analyses(parser, parser.tag(gold)))
+
+
+def timed_analyses(parser, sentences: list) -> tuple[list, np.ndarray]:
+    """``(analyses, seconds)``: ``parser``'s analysis of each of ``sentences`` (its tags
+    as given) and its wall seconds, after the parser's warm-up (as ``parse`` does it)."""
     parser.warm_up()
     seconds, analyses = [], []
-    for sentence in tagged:
+    for sentence in sentences:
         start = time.perf_counter()
         analyses.append(parser.analyze(sentence))
         seconds.append(time.perf_counter() - start)
-    return parser, analyses, np.array(seconds)
+    return analyses, np.array(seconds)
 
 
 def parse_held_out(model: Path, held: Path, out: Path) -> dict:

@@ -18,13 +18,12 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 from _common import RESULTS, UD, revision, write_table
-from defaults import run, split, warm_training
+from defaults import run, split, timed_analyses, warm_training
 
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.parser.evaluate import attachment_scores
@@ -41,12 +40,7 @@ def parsed(model: Path, gold: list, rules: bool) -> dict:
     """UAS, LAS, tokens/s and time limits of ``model`` on ``gold`` (its tags)."""
     parser = Parser.load(model)
     parser.use_ud_rules = rules
-    parser.warm_up()
-    seconds, analyses = [], []
-    for sentence in gold:
-        start = time.perf_counter()
-        analyses.append(parser.analyze(sentence))
-        seconds.append(time.perf_counter() - start)
+    analyses, seconds = timed_analyses(parser, gold)
     scores = attachment_scores(gold, [a.sentence for a in analyses]).all_words
     return {"uas": scores["uas"], "las": scores["las"],
             "tokens_per_s": sum(len(s) for s in gold) / float(np.sum(seconds)),
