@@ -333,6 +333,7 @@ class Parser:
         counted from here: when it runs out before a tree that satisfies the rules and ``constraints`` is
         found, the best tree found without them is kept, and its certificate says so
         (``time-limit``, :attr:`~decoders.base.Certificate.unconstrained`)."""
+        self.warm_up()
         budget = budget or Budget(self.decoder.time_limit)
         n = len(sentence)
         if n == 0:           # the one empty tree
@@ -784,6 +785,7 @@ class Parser:
             raise ValueError(f"k must be at least 1, not {k}")
         if len(sentence) == 0:
             return [(sentence.with_tree(np.full(1, -1, dtype=np.int64), [ROOT]), 0.0)]
+        self.warm_up()                  # before the budget of the partition starts
         user = constraints if constraints is not None and constraints.applies(sentence) \
             else None
         if user is None and self.decoder.gives_kbest and not self.rules_in_force(sentence):
@@ -992,7 +994,7 @@ class Parser:
         a time limit and uncounted, so that loading the decoders' compiled kernels (on a
         cold cache, compiling them: minutes) is not charged to the time limit of the
         first sentence parsed. Once per parser (a forked worker inherits it);
-        :meth:`parse_chunk` calls it."""
+        :meth:`analyze` and :meth:`kbest` call it."""
         if self._warm:
             return
         self._warm = True
@@ -1012,7 +1014,6 @@ class Parser:
         """Tag (with ``retag``) and parse one chunk of sentences (with ``kbest``: the
         copies of :meth:`parse_kbest`, one sentence after another; otherwise annotated
         as ``certify`` and ``confidence`` ask, :meth:`parse`)."""
-        self.warm_up()
         if retag:
             chunk = self.tag(chunk)
         if kbest is not None:
