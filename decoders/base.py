@@ -359,6 +359,12 @@ class Budget:
             return None
         return max(0.0, self.limit - (time.perf_counter() - self.start))
 
+    def share(self, fraction: float) -> "Budget":
+        """A budget of ``fraction`` of what is left of this one, from now (no limit
+        without one)."""
+        left = self.left()
+        return Budget(None if left is None else fraction * left)
+
     def check(self, stage: str) -> None:
         """Raise :class:`TimeLimitReached` when no time is left."""
         if self.limit is not None and self.left() <= 0.0:

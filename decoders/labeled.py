@@ -374,8 +374,7 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
         stats["rule_fallback"] = relaxed
     A_ub, b_ub = program.A_ub, program.b_ub
     ub, restricted = program.ub, False
-    left = budget.left()
-    window = Budget(None if left is None else left / 2)
+    window = budget.share(0.5)
     cuts: list[np.ndarray] = []
     cut_rhs: list[float] = []
     for rounds in range(MAX_ROUNDS):

@@ -259,8 +259,7 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
     ``"dive"``), ``limit`` (what stopped the search: ``"nodes"`` or ``"time"``),
     ``time_search``."""
     start = time.perf_counter()
-    left = budget.left()
-    search_budget = Budget(None if left is None else left / 2)
+    search_budget = budget.share(0.5)
     arc_scores = scores[parts.block(PartType.ARC)]
     checker = _Checker(parts, problem)
     n = parts.n
