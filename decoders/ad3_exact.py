@@ -34,11 +34,12 @@ import numpy as np
 from ._kernels import OK
 from .ad3 import AD3Decoder, DualState, full_order, score_scale
 from .base import DEFAULT_TIME_LIMIT, Budget, Certificate, DecodeResult, register
+from .branching import arc_stakes, branching_arc, fixed_children
 from .factor_graph import FactorGraph, largest_score
 from .full_graph import FullState
 from .lp import round_relaxed
 from .mst import raise_for_status
-from .parts import Parts, PartType
+from .parts import Parts
 
 
 @register("ad3-exact")
@@ -288,54 +289,3 @@ class FullNodes:
 
     def stats(self) -> dict:
         return {"rounds": self.rounds, "active_heads": self.most_active}
-
-
-def arc_stakes(parts: Parts, scores: np.ndarray) -> np.ndarray:
-    """``(A,)``: how much score rides on each arc, the absolute values of its own score
-    and of the scores of the grandparent, sibling and non-projective-arc parts at it,
-    plus their mean over the arcs (so that an arc with little at stake still counts by
-    its fractionality)."""
-    arc_of = parts.arc_ids()
-    stake = np.abs(scores[parts.block(PartType.ARC)])
-    for part_type in (PartType.GRANDPARENT, PartType.SIBLING, PartType.NONPROJ):
-        rows = parts.block(part_type)
-        h, m, x = (parts.index[rows, c] for c in (1, 2, 3))
-        ends = {PartType.GRANDPARENT: ((x, h), (h, m)), PartType.SIBLING: ((h, m), (h, x)),
-                PartType.NONPROJ: ((h, m),)}[part_type]
-        for head, mod in ends:
-            stake = stake + np.bincount(arc_of[head, mod], np.abs(scores[rows]),
-                                        minlength=stake.size)
-    return stake + stake.mean()
-
-
-def branching_arc(graph, keep: np.ndarray, arcs: np.ndarray, stakes: np.ndarray) -> int:
-    """The free kept arc (its word has another kept candidate head) of the largest
-    ``min(x, 1 - x) * stake``, ``x`` its value in ``arcs`` (``(A,)``, one per arc of
-    ``graph``) and ``stake`` its :func:`arc_stakes`; -1 when no arc is free.
-
-    Fractionality alone leaves ties among the many arcs at 0.5 of a symmetric LP
-    solution, which the first arc broke: on the 30 slowest en_ewt dev sentences of an
-    order-2 model, weighting by the stakes took 2.2x fewer nodes (one sentence from 338
-    to 156, another from 126 to 42) and 2.4x less time than fractionality alone, and
-    1.2x less than fractionality with ties broken by the arc's own score."""
-    heads_of_word = np.bincount(graph.arc_m[keep], minlength=graph.n + 1)
-    free = keep & (heads_of_word[graph.arc_m] > 1)
-    if not free.any():
-        return -1
-    return int(np.argmax(np.where(free, np.minimum(arcs, 1.0 - arcs) * stakes, -1.0)))
-
-
-def fixed_children(graph, keep: np.ndarray, a: int) -> tuple[np.ndarray, np.ndarray]:
-    """The kept arcs of the two children of a node (kept arcs ``keep``) split on arc
-    ``a = h -> m``: without it (fixed to 0), and without the other heads of ``m`` and,
-    with a single root and ``h == 0``, the other root arcs (fixed to 1). ``graph``: a
-    :class:`FactorGraph` or the nodes of a sentence (:class:`OrderTwoNodes`,
-    :class:`FullNodes`): its ``arc_h``, ``arc_m`` and ``single_root``."""
-    h, m = graph.arc_h[a], graph.arc_m[a]
-    without = keep.copy()
-    without[a] = False
-    rivals = graph.arc_m == m
-    if graph.single_root and h == 0:
-        rivals |= graph.arc_h == 0
-    rivals[a] = False
-    return without, keep & ~rivals

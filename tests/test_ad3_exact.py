@@ -13,7 +13,8 @@ import pytest
 
 from polyparse.decoders import DECODERS, PartType, make_decoder
 from polyparse.decoders.ad3 import AD3Decoder
-from polyparse.decoders.ad3_exact import AD3ExactDecoder, fixed_children
+from polyparse.decoders.ad3_exact import AD3ExactDecoder
+from polyparse.decoders.branching import fixed_children
 from polyparse.decoders.higher_order import build_parts
 from polyparse.decoders.ilp import ILPDecoder
 
