@@ -16,6 +16,7 @@ spanning arborescence as its only oracle, warm-started across iterations.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import ClassVar, NamedTuple
 
 import numpy as np
@@ -23,9 +24,11 @@ import numpy as np
 from . import _ad3_kernels
 from ._ad3_kernels import QP_ITERATIONS
 from .base import DEFAULT_TIME_LIMIT, Budget, Certificate, DecodeResult, Decoder, register
+from .branching import arc_stakes, branching_arc, fixed_children
 from .factor_graph import FactorGraph, largest_score
 from ._kernels import OK
 from .full_graph import FullGraph, FullRelaxation, FullState
+from .labeled_search import DecoderRelaxation, NodeTree, node_parts, search_or_program
 from .lazy_parts import optimistic
 from .lp import round_relaxed
 from .mst import raise_for_status
@@ -242,25 +245,28 @@ class AD3Decoder(Decoder):
 
     def decode_labeled(self, parts: Parts, scores: np.ndarray, problem):
         """Labeled decoding by branch and bound on the constraints
-        (:mod:`decoders.labeled_search`), each node decoded by this decoder over its
-        available arcs (:func:`~decoders.labeled_search.decoder_relaxation`): exact for
-        ``ad3-exact`` (up to its time limit), for ``ad3`` (:data:`LABELED_ITERATIONS`
-        per node) a rounded tree that breaks no constraint with the bound of its node
-        (``stats["upper_bound"]``). A sentence not settled within :data:`LABELED_NODES`
-        nodes and the dives after them goes to the labeled program of HiGHS
-        (:func:`~decoders.labeled.solve_labeled`: its LP rounded for ``ad3``, branch and
-        bound for ``ad3-exact``; ``stats["search_gave_up"]``); all within
-        :attr:`time_limit`."""
-        from .labeled_search import decoder_relaxation, search_or_program
-
-        node = self if self.exact else AD3Decoder(
-            single_root=self.single_root, penalty=self.penalty,
-            adapt_penalty=self.adapt_penalty, tol=self.tol,
-            max_iter=min(self.max_iter, LABELED_ITERATIONS), search=self.search,
-            rounds=self.rounds)
+        (:mod:`decoders.labeled_search`). At order 2 each node is one AD3 solve
+        (:class:`AD3Relaxation`, at most :data:`LABELED_ITERATIONS` iterations,
+        warm-started from its parent): for ``ad3-exact`` a node whose relaxation is not
+        tight is split on a fractional arc, so that one search branches on both the
+        constraints and the arcs and is exact (up to the time limit); for ``ad3`` the
+        search ends at the first rounded tree that breaks no constraint, with its node's
+        bound (``stats["upper_bound"]``). At full order each node is this decoder's own
+        decoding of its arcs (:class:`~decoders.labeled_search.DecoderRelaxation`). A
+        sentence not settled within :data:`LABELED_NODES` nodes and the dives after them
+        goes to the labeled program of HiGHS (:func:`~decoders.labeled.solve_labeled`:
+        its LP rounded for ``ad3``, branch and bound for ``ad3-exact``;
+        ``stats["search_gave_up"]``); all within :attr:`time_limit`."""
         budget = Budget(self.time_limit)
-        return search_or_program(parts, scores, problem,
-                                 decoder_relaxation(node, parts, scores, budget), budget,
+        node = AD3Decoder(single_root=self.single_root, penalty=self.penalty,
+                          adapt_penalty=self.adapt_penalty, tol=self.tol,
+                          max_iter=min(self.max_iter, LABELED_ITERATIONS),
+                          search=self.search, rounds=self.rounds)
+        if full_order(parts):
+            relax = DecoderRelaxation(self if self.exact else node, parts, scores, budget)
+        else:
+            relax = AD3Relaxation(node, parts, scores, branch=self.exact)
+        return search_or_program(parts, scores, problem, relax, budget,
                                  single_root=self.single_root, relaxed=not self.exact,
                                  max_nodes=LABELED_NODES)
 
@@ -320,6 +326,61 @@ class DualState(NamedTuple):
         state.lam_tree[arcs] = self.lam_tree
         state.lam_pair[pairs] = self.lam_pair
         return state
+
+
+class AD3Relaxation:
+    """The order-2 nodes of the labeled search (:mod:`decoders.labeled_search`): the
+    factor graph of the sentence restricted to a node's available arcs, whose arc scores
+    carry each arc's best available label (:meth:`FactorGraph.restrict`), one AD3 solve
+    per node (:meth:`AD3Decoder.relax` of ``decoder``) started where its parent's
+    stopped and stopped once its dual value is at most the search's cutoff (as
+    :mod:`decoders.ad3_exact`'s nodes, Martins et al. 2015 section 7), and the point
+    rounded to a tree of the node (:func:`~decoders.lp.round_relaxed`, its local search
+    at the root only when ``branch``, at every node otherwise). The bound is the dual
+    value; a node is exact when its tree's score is within :meth:`slack` of it (or the
+    node holds one tree). With ``branch``, a node that is not is split on
+    :func:`~decoders.branching.branching_arc` (``ad3-exact``); without, it is taken
+    as rounded (``ad3``)."""
+
+    def __init__(self, decoder: AD3Decoder, parts: Parts, scores: np.ndarray, *,
+                 branch: bool) -> None:
+        self.decoder, self.parts, self.scores, self.branch = decoder, parts, scores, branch
+        self.graph = FactorGraph.from_parts(parts, scores, single_root=decoder.single_root)
+        self.stakes = arc_stakes(parts, scores) if branch else None
+        self.scale: float | None = None
+
+    def __call__(self, arc_scores: np.ndarray, cutoff: float = -np.inf,
+                 warm: DualState | None = None) -> NodeTree | None:
+        keep = np.isfinite(arc_scores)
+        if self.scale is None:      # the root's scores, as AD3's decoders scale them
+            self.scale = largest_score(arc_scores[keep], self.graph.pair_score)
+        arcs, pairs = self.graph.kept(keep)
+        graph = replace(self.graph.restrict(keep), unary=arc_scores[arcs])
+        relaxed = self.decoder.relax(graph, self.scale, cutoff,
+                                     None if warm is None else warm.restrict(arcs, pairs))
+        if relaxed.status != OK:
+            return None
+        sub, rows, node_scores = node_parts(self.parts, self.scores, arc_scores)
+        heads, value, _, _ = round_relaxed(
+            sub, node_scores, relaxed.output[rows], single_root=self.decoder.single_root,
+            search=self.decoder.search and (warm is None or not self.branch))
+        bound = relaxed.dual
+        exact = bound - value <= self.slack(value)
+        split = None
+        if not exact and self.branch:
+            values = np.zeros(self.graph.n_arcs)
+            values[keep] = relaxed.arcs
+            a = branching_arc(self.graph, keep, values, self.stakes)
+            if a < 0:       # one candidate head per word: the node's one tree
+                bound, exact = value, True
+            else:
+                split = fixed_children(self.graph, keep, a)
+        return NodeTree(bound, heads, value, exact, split,
+                        relaxed.state.embed(arcs, pairs, self.graph))
+
+    def slack(self, incumbent: float) -> float:
+        """AD3's certificate's slack, ``tol * max(scale, |incumbent|)``."""
+        return self.decoder.tol * max(self.scale or 0.0, abs(incumbent))
 
 
 class LazyRelaxation(NamedTuple):

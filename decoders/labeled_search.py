@@ -30,21 +30,27 @@ flow when punctuation must be projective) is left for the sentences on which thi
 exceeds its node budget.
 
 At second order the labels still only touch the arcs, so the same branching holds, and
-a node is decoded by the parser's own decoder over the parts of its available arcs
-(:func:`decoder_relaxation`): ``ad3-exact`` gives the node's best tree (the search is
-exact, as at first order); ``ad3`` gives a rounded tree and AD3's dual value as the
-node's bound, and the search then stops at the first node whose rounded tree breaks
-nothing, with that node's bound as an upper bound on every feasible labeled tree (every
-open node's bound is lower): LP decoding with rounding that never breaks a constraint,
-and a certificate of its gap.
+a node is relaxed by AD3 over the factor graph of its available arcs
+(:class:`~decoders.ad3.AD3Relaxation`, warm-started from its parent, stopped at the
+incumbent's cutoff), whose dual value bounds the node. For ``ad3-exact`` a node whose
+relaxation is not tight is split on a fractional arc (:mod:`decoders.branching`), as
+:mod:`decoders.ad3_exact` splits its nodes: one branch and bound over the arcs and the
+constraints, exact, where each node of the search had been a whole branch and bound of
+its own (a 40-word sv_talbanken sentence of a 500-sentence model: 7 search nodes, 95 AD3
+solves; now 20, ``eval/results/defaults.md``). For ``ad3`` the search stops at the first
+node whose rounded tree breaks nothing, with that node's bound as an upper bound on every
+feasible labeled tree (every open node's bound is lower): LP decoding with rounding that
+never breaks a constraint, and a certificate of its gap. At full order a node is the
+decoder's own decoding of its arcs (:class:`DecoderRelaxation`).
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple, Protocol
 
 import numpy as np
 
@@ -68,33 +74,71 @@ every hard sentence: on a 65-word sv_talbanken sentence (a model of 204 training
 sentences) "bound" found none in 5,000 relaxations and "branch" one at once; on a
 59-word nl_alpino sentence, the other way round."""
 
-Relaxation = Callable[[np.ndarray], "tuple[float, np.ndarray, bool] | None"]
-"""Given one score per candidate arc (``-inf``: not available in this node), a tree of
-the available arcs without the label constraints and an upper bound on the score of
-every such tree: ``(bound, heads, exact)``, ``exact`` when the tree reaches the bound
-(it is then the best); None when the available arcs hold no tree."""
+class NodeTree(NamedTuple):
+    """What a relaxation gives for one node of the search."""
+
+    bound: float
+    """An upper bound on the score of every tree of the node's available arcs."""
+    heads: np.ndarray
+    """A tree of them."""
+    value: float
+    """Its score under the node's arc scores (each arc with its best available label)
+    and the other parts' scores."""
+    exact: bool
+    """``heads`` is the node's best tree (``value`` within the relaxation's
+    :meth:`~Relaxation.slack` of ``bound``)."""
+    split: tuple[np.ndarray, np.ndarray] | None = None
+    """Where the relaxation is not exact and would rather be branched on an arc: the
+    available arcs (``bool (n_arcs,)``) of the two children (that arc removed; that arc
+    fixed, its word's other heads removed), by :func:`~decoders.branching.
+    fixed_children`. None: the search takes ``heads`` as the node's tree (a rounded tree
+    with its bound, when not exact)."""
+    state: object = None
+    """Where the relaxation stopped: the children's warm start."""
 
 
-def _first_order(parts: Parts, single_root: bool, kernel) -> Relaxation:
-    """The best tree over the arc scores by ``kernel`` (``(S, single_root) -> (heads,
-    status)``), exact."""
-    arcs = parts.arcs
-    n = parts.n
+class Relaxation(Protocol):
+    """A relaxation of the labeled search's nodes."""
 
-    def relax(arc_scores: np.ndarray):
+    def __call__(self, arc_scores: np.ndarray, cutoff: float = -np.inf,
+                 warm: object = None) -> NodeTree | None:
+        """The node whose available arcs have the finite entries of ``arc_scores`` (one
+        per candidate arc, ``-inf``: not available), or None when they hold no tree.
+        ``cutoff``: the search's incumbent (its score plus the slack); a relaxation may
+        stop as soon as its bound is at most that. ``warm``: the parent's
+        :attr:`NodeTree.state`."""
+
+    def slack(self, incumbent: float) -> float:
+        """How far above the incumbent's score a bound may lie and still close a node."""
+
+
+@dataclass(frozen=True)
+class TreeRelaxation:
+    """First order: the best tree over the arc scores by ``kernel`` (``(S,
+    single_root) -> (heads, status)``), exact."""
+
+    parts: Parts
+    single_root: bool
+    kernel: Callable
+
+    def __call__(self, arc_scores: np.ndarray, cutoff: float = -np.inf,
+                 warm: object = None) -> NodeTree | None:
+        arcs, n = self.parts.arcs, self.parts.n
         S = np.full((n + 1, n + 1), -np.inf)
         S[arcs[:, 0], arcs[:, 1]] = arc_scores
-        heads, status = kernel(S, single_root)
+        heads, status = self.kernel(S, self.single_root)
         if status != _kernels.OK:
             return None
-        return _kernels.tree_value(S, heads), heads, True
+        value = _kernels.tree_value(S, heads)
+        return NodeTree(value, heads, value, True)
 
-    return relax
+    def slack(self, incumbent: float) -> float:
+        return 0.0
 
 
 def mst_relaxation(parts: Parts, single_root: bool) -> Relaxation:
     """The first-order relaxation: the maximum spanning tree over the arc scores."""
-    return _first_order(parts, single_root, _kernels.mst_heads)
+    return TreeRelaxation(parts, single_root, _kernels.mst_heads)
 
 
 def projective_restriction(parts: Parts, single_root: bool) -> Relaxation:
@@ -105,51 +149,69 @@ def projective_restriction(parts: Parts, single_root: bool) -> Relaxation:
     projective tree crosses another), found in few nodes where the non-projective search
     can branch on punctuation for thousands (a 59-word nl_alpino sentence: 45 nodes,
     and the tree was the optimum, which the search over all trees proves in 18,163)."""
-    return _first_order(parts, single_root, _kernels.eisner_heads)
+    return TreeRelaxation(parts, single_root, _kernels.eisner_heads)
 
 
-def decoder_relaxation(decoder: Decoder, parts: Parts, scores: np.ndarray,
-                       budget: Budget) -> Relaxation:
+@dataclass(frozen=True)
+class DecoderRelaxation:
     """Any decoder's relaxation over the parts of the available arcs
     (:meth:`~decoders.parts.Parts.restrict`; higher-order parts keep their scores), each
     node within what is left of ``budget`` (:meth:`~decoders.base.Decoder.within`): its
     tree, and as the bound its certificate's upper bound (AD3's dual value, the LP's
     value, a time-limited search's open bound), or the tree's score when the
     certificate proves it optimal (``ad3-exact``, ``ilp``)."""
-    arcs = parts.arcs
-    n = parts.n
-    arc_block = parts.block(PartType.ARC)
 
-    def relax(arc_scores: np.ndarray):
+    decoder: Decoder
+    parts: Parts
+    scores: np.ndarray
+    budget: Budget
+
+    def __call__(self, arc_scores: np.ndarray, cutoff: float = -np.inf,
+                 warm: object = None) -> NodeTree | None:
+        parts, n = self.parts, self.parts.n
         keep = np.isfinite(arc_scores)
         reach = np.full((n + 1, n + 1), -np.inf)
-        reach[arcs[keep, 0], arcs[keep, 1]] = 0.0
-        if _kernels.mst_heads(reach, decoder.single_root)[1] != _kernels.OK:
+        reach[parts.arcs[keep, 0], parts.arcs[keep, 1]] = 0.0
+        if _kernels.mst_heads(reach, self.decoder.single_root)[1] != _kernels.OK:
             return None
-        sub, rows = parts.restrict(keep)
-        node_scores = scores[rows]
-        node_scores[sub.block(PartType.ARC)] = arc_scores[rows[sub.block(PartType.ARC)]
-                                                          - arc_block.start]
-        bounded = decoder.within(budget)
+        sub, _, node_scores = node_parts(parts, self.scores, arc_scores)
+        bounded = self.decoder.within(self.budget)
         result = bounded.decode(sub, node_scores)
         certificate = bounded.certificate(result)
         if certificate.optimal:
-            return certificate.score, result.heads, True
-        return certificate.upper_bound, result.heads, False
+            return NodeTree(certificate.score, result.heads, certificate.score, True)
+        bound = np.inf if certificate.upper_bound is None else certificate.upper_bound
+        return NodeTree(bound, result.heads, certificate.score, False)
 
-    return relax
+    def slack(self, incumbent: float) -> float:
+        return 0.0
+
+
+def node_parts(parts: Parts, scores: np.ndarray, arc_scores: np.ndarray
+               ) -> tuple[Parts, np.ndarray, np.ndarray]:
+    """The parts of a node's available arcs (the finite ``arc_scores``), the row of
+    ``parts`` each of them is (:meth:`~decoders.parts.Parts.restrict`) and their scores:
+    ``scores``' for the higher-order parts, ``arc_scores``' for the arcs."""
+    sub, rows = parts.restrict(np.isfinite(arc_scores))
+    node_scores = scores[rows]
+    arc_rows = sub.block(PartType.ARC)
+    node_scores[arc_rows] = arc_scores[rows[arc_rows] - parts.block(PartType.ARC).start]
+    return sub, rows, node_scores
 
 
 @dataclass(frozen=True)
 class _Tree:
-    """A node's tree with each word's candidate slot (column of ``problem.labels``);
-    ``exact`` when it is the node's best tree."""
+    """A node's relaxation with its tree's candidate slot (column of
+    ``problem.labels``) of each word."""
 
-    heads: np.ndarray
-    exact: bool
+    node: NodeTree
     rows: np.ndarray        # (n + 1,) arc row of each word (entry 0: -1)
     slots: np.ndarray       # (n + 1,) slot of each word's label (entry 0: -1)
     labels: np.ndarray      # (n + 1,) label id of each word (entry 0: -1)
+
+    @property
+    def heads(self) -> np.ndarray:
+        return self.node.heads
 
 
 class _Checker:
@@ -242,22 +304,28 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
                    restriction: Relaxation | None = None) -> LabeledResult | None:
     """The best labeled tree under ``scores`` (one per part) and ``problem``, by the
     branch and bound of the module docstring with ``relax`` as each node's relaxation
-    (:func:`mst_relaxation` for arc-factored scores; :func:`decoder_relaxation`).
-    When ``relax`` is exact on the node that ends the search (the MST always), the tree
-    is the optimum; otherwise it is a labeled tree that satisfies ``problem`` and
-    ``stats["upper_bound"]``, the bound of that node, bounds every such tree's score
-    (best first: every open node's bound is lower). After ``max_nodes`` relaxations, or
-    half of what was left of ``budget`` at the start, the same search over
-    ``restriction`` (a subset of the trees, e.g. :func:`projective_restriction`;
-    ``max_nodes`` more), else depth-first dives from the root (:data:`DIVES`,
-    ``max_nodes`` relaxations each), within the rest of ``budget``, give a tree that
-    breaks nothing, with the best open node's bound (``stats["fallback"]``); None if
-    they find none (the caller decides then).
-    :class:`~decoders.labeled.Infeasible` when no labeled tree satisfies ``problem``.
-    ``stats``: ``nodes`` (relaxations solved), ``upper_bound`` (None: exact),
-    ``fallback``, ``fallback_stage`` (``"restriction"``: the restriction's best tree;
-    ``"dive"``), ``limit`` (what stopped the search: ``"nodes"`` or ``"time"``),
-    ``time_search``."""
+    (:func:`mst_relaxation` for arc-factored scores, :class:`DecoderRelaxation`, AD3's
+    :class:`~decoders.ad3.AD3Relaxation`). Best first on the nodes' bounds; the best
+    tree found that breaks nothing is the incumbent, and a node whose bound is at most
+    the incumbent's score plus ``relax.slack`` is closed. A node whose relaxation is
+    exact is branched on the witness of the constraint its tree breaks; one that is not,
+    on the arc the relaxation names (:attr:`NodeTree.split`: a branch and bound over both
+    the constraints and the fractional arcs, each node one relaxation warm-started from
+    its parent's), or, where it names none, on its rounded tree's witness, and the
+    search then ends at the first node whose rounded tree breaks nothing, with that
+    node's bound as an upper bound on every feasible labeled tree (every open node's
+    bound is lower). When the search closes, the tree is the optimum (within the slack).
+    After ``max_nodes`` relaxations, or half of what was left of ``budget`` at the start,
+    the better of the incumbent and the same search over ``restriction`` (a subset of
+    the trees, e.g. :func:`projective_restriction`; ``max_nodes`` more), else
+    depth-first dives from the root (:data:`DIVES`, ``max_nodes`` relaxations each),
+    within the rest of ``budget``, give a tree that breaks nothing, with the best open
+    node's bound (``stats["fallback"]``); None if they find none (the caller decides
+    then). :class:`~decoders.labeled.Infeasible` when no labeled tree satisfies
+    ``problem``. ``stats``: ``nodes`` (relaxations solved), ``arc_splits`` (nodes split
+    on an arc), ``upper_bound`` (None: exact), ``fallback``, ``fallback_stage`` (``"search"``: the incumbent;
+    ``"restriction"``: the restriction's best tree; ``"dive"``), ``limit`` (what stopped
+    the search: ``"nodes"`` or ``"time"``), ``time_search``."""
     start = time.perf_counter()
     search_budget = budget.share(0.5)
     arc_scores = scores[parts.block(PartType.ARC)]
@@ -265,17 +333,16 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
     n = parts.n
     words = np.arange(1, n + 1)
 
-    def solve(allowed: np.ndarray):
+    def solve(allowed: np.ndarray, cutoff: float = -np.inf, warm: object = None
+              ) -> _Tree | None:
         masked = np.where(allowed, problem.offsets, -np.inf)    # allowed: only valid slots
-        best = masked.max(axis=1)
-        found = relax(arc_scores + best)
+        found = relax(arc_scores + masked.max(axis=1), cutoff, warm)
         if found is None:
             return None
-        bound, heads, exact = found
-        rows = np.concatenate([[-1], checker.row_of[heads[1:], words]])
+        rows = np.concatenate([[-1], checker.row_of[found.heads[1:], words]])
         slots = np.concatenate([[-1], np.argmax(masked[rows[1:]], axis=1)])
         labels = np.concatenate([[-1], problem.labels[rows[1:], slots[1:]]])
-        return bound, _Tree(heads, exact, rows, slots, labels)
+        return _Tree(found, rows, slots, labels)
 
     def branches(allowed: np.ndarray, items: list[np.ndarray]) -> list[np.ndarray]:
         """The allowed (arc, slot) choices of each branch of a node whose tree holds
@@ -289,48 +356,67 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
             forced = forced & ~(checker.into[m][:, None] & ~item)
         return out
 
-    def children(allowed: np.ndarray, items: list[np.ndarray]):
-        """(bound, allowed, tree) of each branch that has a tree."""
-        for child in branches(allowed, items):
-            found = solve(child)
-            if found is not None:
-                yield found[0], child, found[1]
-
     def dive(first: str, most: int) -> tuple[_Tree | None, int]:
         """Depth first from the root to a tree that breaks nothing, within ``most``
         relaxations and what is left of ``budget``: ``first`` ``"branch"``: the
         first branch first (its first item forbidden, nothing forced); ``"bound"``: the
         branch of highest bound first."""
-        stack = [(checker.valid, root[1], checker.witness(root[1]))]
+        stack = [(checker.valid, root, checker.witness(root))]
         used = 0
         while stack and used < most and budget.left() != 0.0:
             allowed, tree, items = stack.pop()
             if items is None:
                 return tree, used
-            kids = list(children(allowed, items))
+            kids = [(found, child) for child in branches(allowed, items)
+                    if (found := solve(child)) is not None]
             used += len(items)
-            kids = kids[::-1] if first == "branch" else sorted(kids, key=lambda kid: kid[0])
-            stack.extend((child, found, checker.witness(found)) for _, child, found in kids)
+            if first == "bound":
+                kids.sort(key=lambda kid: kid[0].node.bound)
+            else:
+                kids.reverse()
+            stack.extend((child, found, checker.witness(found)) for found, child in kids)
         return None, used
 
     root = solve(checker.valid)
     if root is None:
         raise Infeasible("no labeled tree over the candidate arcs and labels")
-    # open nodes: (-bound, tie, allowed, tree); a branch is pushed with its parent's
-    # bound and no tree, and solved only when it is the best open node (lazily)
-    heap = [(-root[0], 0, checker.valid, root[1])]
-    incumbent = None
-    nodes, tie, dived = 1, 1, False
+    incumbent: _Tree | None = None     # the best tree found that breaks nothing
+    # open nodes: (-bound, tie, allowed, tree, its witness, warm start); a branch is
+    # pushed with its parent's bound and no tree, and solved only when it is the best
+    # open node (lazily)
+    heap: list = []
+    tie = itertools.count()
+
+    def cutoff() -> float:
+        if incumbent is None:
+            return -np.inf
+        return incumbent.node.value + relax.slack(incumbent.node.value)
+
+    def add(parent_bound: float, allowed: np.ndarray, tree: _Tree) -> None:
+        """A solved node: its tree the incumbent if it breaks nothing and beats it; the
+        node open unless its bound is closed or its tree is its feasible optimum."""
+        nonlocal incumbent
+        items = checker.witness(tree)
+        if items is None and (incumbent is None or tree.node.value > incumbent.node.value):
+            incumbent = tree
+        bound = min(parent_bound, tree.node.bound)      # its own bound, at most its parent's
+        if bound > cutoff() and not (items is None and tree.node.exact):
+            heapq.heappush(heap, (-bound, next(tie), allowed, tree, items, None))
+
+    add(np.inf, checker.valid, root)
+    nodes, arc_splits, dived, upper = 1, 0, False, None
     stats = {"fallback": False}
     while heap:
-        neg_bound, _, allowed, tree = heapq.heappop(heap)
+        neg_bound, _, allowed, tree, items, warm = heapq.heappop(heap)
+        if -neg_bound <= cutoff():      # best first: no open node beats the incumbent
+            break
         if tree is None:
             if nodes >= max_nodes or search_budget.left() == 0.0:
                 stats["limit"] = "nodes" if nodes >= max_nodes else "time"
-                # out of nodes: the restriction's best tree, else a dive from the root,
-                # for a tree that breaks nothing; this node's bound (the best open
-                # one's) still bounds every tree
-                dived = True
+                # out of nodes: the better of the incumbent and the restriction's best
+                # tree, else a dive from the root, for a tree that breaks nothing; this
+                # node's bound (the best open one's) still bounds every tree
+                dived, upper, stage = True, -neg_bound, "search"
                 found = None
                 if restriction is not None:
                     try:
@@ -340,40 +426,45 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
                         pass
                 if found is not None:
                     nodes += found.result.stats["nodes"]
-                    incumbent = (-neg_bound, found.result.heads, found.labels, False)
-                    # the restriction's best tree, or one its own dives found
-                    stage = "dive" if found.result.stats["fallback"] else "restriction"
-                for first in DIVES if found is None else ():
-                    tree, used = dive(first, max_nodes)
+                    if incumbent is None or found.result.value > incumbent.node.value:
+                        incumbent = _Tree(NodeTree(upper, found.result.heads,
+                                                   found.result.value, False),
+                                          None, None, found.labels)
+                        # the restriction's best tree, or one its own dives found
+                        stage = "dive" if found.result.stats["fallback"] else "restriction"
+                for first in DIVES if incumbent is None else ():
+                    incumbent, used = dive(first, max_nodes)
                     nodes += used
-                    if tree is not None:
-                        incumbent = (-neg_bound, tree.heads, tree.labels, False)
+                    if incumbent is not None:
                         stage = "dive"
                         break
                 if incumbent is not None:
                     stats.update(fallback=True, fallback_stage=stage)
                 break
-            found = solve(allowed)
+            found = solve(allowed, cutoff(), warm)
             nodes += 1
-            if found is not None:       # its own bound, at most its parent's
-                heapq.heappush(heap, (max(neg_bound, -found[0]), tie, allowed, found[1]))
-                tie += 1
+            if found is not None:
+                add(-neg_bound, allowed, found)
             continue
-        items = checker.witness(tree)
-        if items is None:       # best first: no open node's bound beats this one
-            incumbent = (-neg_bound, tree.heads, tree.labels, tree.exact)
+        if tree.node.split is not None:     # not exact: branch on the relaxation's arc
+            arc_splits += 1
+            for arcs in tree.node.split:
+                heapq.heappush(heap, (neg_bound, next(tie), allowed & arcs[:, None], None,
+                                      None, tree.node.state))
+        elif items is None:     # a rounded tree that breaks nothing, of the best bound
+            upper = -neg_bound
             break
-        for child in branches(allowed, items):
-            heapq.heappush(heap, (neg_bound, tie, child, None))
-            tie += 1
+        else:
+            for child in branches(allowed, items):
+                heapq.heappush(heap, (neg_bound, next(tie), child, None, None,
+                                      tree.node.state))
     if incumbent is None:
         if not dived:
             raise Infeasible("no labeled tree satisfies the constraints")
         return None     # the dives found nothing
-    bound, heads, labels, exact = incumbent
-    stats.update(nodes=nodes, time_search=time.perf_counter() - start,
-                 upper_bound=None if exact else bound)
-    return labeled_result(parts, scores, problem, heads, labels, stats)
+    stats.update(nodes=nodes, arc_splits=arc_splits, time_search=time.perf_counter() - start,
+                 upper_bound=upper)
+    return labeled_result(parts, scores, problem, incumbent.heads, incumbent.labels, stats)
 
 
 def search_or_program(parts: Parts, scores: np.ndarray, problem: LabeledProblem,

@@ -252,6 +252,31 @@ def test_ad3_search_matches_brute_force(seed):
         or bound >= value - 1e-6
 
 
+def test_ad3_exact_search_branches_on_arcs_and_constraints_to_the_optimum():
+    """ad3-exact's labeled search at order 2 splits a node whose AD3 relaxation is not
+    tight on a fractional arc, and a node whose tree breaks a constraint on its witness,
+    in one branch and bound: on random five-word instances (random scores leave many
+    relaxations fractional) its tree is the brute-force optimum, and the arc splits
+    happen."""
+    from polyparse.decoders import make_decoder
+
+    decoder = make_decoder("ad3-exact", time_limit=None)
+    splits = 0
+    for seed in range(8):
+        rng = np.random.default_rng(100 + seed)
+        parts = build_parts(5, order="2")
+        scores = 2.0 * rng.normal(size=len(parts))
+        label_scores, problem = _problem(parts, rng, 2, **_constraints(5, 2, rng))
+        value = _brute(parts, scores, label_scores, problem)[0]
+        got = decoder.decode_labeled(parts, scores, problem)
+        assert "search_gave_up" not in got.result.stats
+        assert got.result.stats["upper_bound"] is None
+        assert got.result.value == pytest.approx(value, abs=1e-6)
+        assert _feasible(got.result.heads, got.labels, problem)
+        splits += got.result.stats["arc_splits"]
+    assert splits > 0
+
+
 def test_parts_restrict_keeps_the_parts_of_kept_arcs():
     """Parts.restrict: a tree of the kept arcs has the same structure (part by part) in
     the restricted parts as in the whole set."""
