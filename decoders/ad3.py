@@ -31,8 +31,8 @@ from .full_graph import FullGraph, FullRelaxation, FullState
 from .labeled_search import DecoderRelaxation, NodeTree, node_parts, search_or_program
 from .lazy_parts import optimistic
 from .lp import round_relaxed
-from .mst import raise_for_status
 from .parts import Parts, PartType
+from .trees import raise_for_status
 
 LABELED_NODES = 200
 """Nodes of :meth:`AD3Decoder.decode_labeled`'s search (one AD3 solve, or one branch and
@@ -105,7 +105,7 @@ class AD3Decoder(Decoder):
     local search when ``p`` is fractional). ``stats``: ``lp_value`` (= ``value``),
     ``dual_value`` (the least dual value seen, an upper bound on the LP optimum and on
     every tree's score), ``iterations``, ``converged``, ``integral`` (every arc value
-    within :data:`~decoders.lp.INTEGRALITY_TOL` of 0 or 1), ``certified`` (integral and
+    within :data:`~decoders.trees.INTEGRALITY_TOL` of 0 or 1), ``certified`` (integral and
     ``dual_value - rounded_value <= tol * max(scale, |dual_value|)``: ``heads`` is then an
     optimal tree), ``fractional_arcs``, ``rounded_value`` (the score of ``heads``),
     ``search_moves``, ``time_lp`` (AD3), ``time_round``.

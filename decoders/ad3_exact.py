@@ -38,8 +38,8 @@ from .branching import arc_stakes, branching_arc, fixed_children
 from .factor_graph import FactorGraph, largest_score
 from .full_graph import FullState
 from .lp import round_relaxed
-from .mst import raise_for_status
 from .parts import Parts
+from .trees import raise_for_status
 
 
 @register("ad3-exact")

@@ -43,7 +43,7 @@ import numpy as np
 
 from . import _factor_kernels
 from .matrix_tree import arc_marginals
-from .mst import chu_liu_edmonds, raise_for_status
+from .trees import chu_liu_edmonds, raise_for_status
 from .parts import Parts, PartType
 
 #: Part types that become pairwise factors (the ARC parts are the variables).

@@ -16,10 +16,12 @@ import scipy.sparse as sp
 from .base import (DEFAULT_TIME_LIMIT, Budget, Certificate, DecodeResult, Decoder, ScoredTree,
                    TimeLimitReached, register)
 from .formulation import FLOWS, Formulation, build_formulation
+from .labeled import solve_labeled
 from .lp import LPDecoder
-from .mst import MSTDecoder, fallback_result, round_to_tree
+from .mst import MSTDecoder
 from .parts import Parts, PartType
 from .pulp_backend import solve_pulp
+from .trees import fallback_result, round_to_tree
 
 
 def solve_highs(form: Formulation, time_limit: float | None = None, *, presolve: bool = True
@@ -52,7 +54,7 @@ class ILPDecoder(Decoder):
     """Exact decoding by integer linear programming.
 
     The LP relaxation of the multi-commodity formulation is solved first: when its arcs
-    come out integral (at :data:`decoders.lp.INTEGRALITY_TOL`), every part is pinned to
+    come out integral (at :data:`decoders.trees.INTEGRALITY_TOL`), every part is pinned to
     that tree and the LP optimum is an ILP optimum (:mod:`decoders.formulation`,
     "integral arcs"), so no branch and bound is needed. Only a fractional LP goes on to
     branch and bound, by default on the single-commodity formulation: both formulations
@@ -169,8 +171,6 @@ class ILPDecoder(Decoder):
         integral. ``solver`` and ``lp_first`` do not apply. With ``time_limit`` the
         incumbent at the limit is returned (``stats["fallback"]``): it satisfies every
         constraint but may not be optimal."""
-        from .labeled import solve_labeled
-
         return solve_labeled(parts, scores, problem, single_root=self.single_root,
                              flow=self.branch_flow, time_limit=self.time_limit)
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from . import _kernels
 from .base import ScoredTree
-from .mst import check_scores, raise_for_status
+from .trees import check_scores, raise_for_status
 
 
 def kbest_arborescences(S: np.ndarray, k: int, single_root: bool) -> list[ScoredTree]:
@@ -43,7 +43,7 @@ def kbest_arborescences(S: np.ndarray, k: int, single_root: bool) -> list[Scored
     ----------
     S:
         ``float64 (n + 1, n + 1)`` arc scores, ``-inf`` for non-candidate arcs (as for
-        :func:`decoders.mst.chu_liu_edmonds`).
+        :func:`decoders.trees.chu_liu_edmonds`).
     k:
         How many trees, at least 1.
     single_root:
@@ -52,7 +52,7 @@ def kbest_arborescences(S: np.ndarray, k: int, single_root: bool) -> list[Scored
     Returns
     -------
     Distinct trees in non-increasing order of score; the first is
-    :func:`~decoders.mst.chu_liu_edmonds`'s tree. Equal inputs give equal lists (ties
+    :func:`~decoders.trees.chu_liu_edmonds`'s tree. Equal inputs give equal lists (ties
     are broken by the order in which subproblems were made).
 
     Raises

@@ -53,9 +53,8 @@ import scipy.sparse as sp
 from ._labeled_kernels import IS_NONPROJ, projectivity_witnesses
 from .base import MIN_TIME_LIMIT, Budget, DecodeResult, TimeLimitReached
 from .formulation import Formulation, _Rows, build_formulation
-from .lp import INTEGRALITY_TOL
-from .mst import round_to_tree
 from .parts import Parts, PartType
+from .trees import INTEGRALITY_TOL, round_to_tree
 
 MAX_ROUNDS = 200
 """Rounds of cuts (re-solves) before :func:`solve_labeled` gives up."""

@@ -30,7 +30,7 @@ from typing import Callable, Iterator, Protocol, TypeVar
 
 import numpy as np
 
-from .mst import NoTree, chu_liu_edmonds
+from .trees import NoTree, chu_liu_edmonds
 
 
 class Solved(Protocol):
@@ -96,7 +96,7 @@ class Subproblem:
 def admits_tree(allowed: np.ndarray, single_root: bool) -> bool:
     """Whether some tree rooted at 0 (with one root child if ``single_root``) has only
     arcs where ``allowed`` (``bool (n + 1, n + 1)``) is True: the maximum spanning tree
-    of 0 and ``-inf`` scores exists (:func:`~decoders.mst.chu_liu_edmonds`, O(n^2))."""
+    of 0 and ``-inf`` scores exists (:func:`~decoders.trees.chu_liu_edmonds`, O(n^2))."""
     try:
         chu_liu_edmonds(np.where(allowed, 0.0, -np.inf), single_root)
     except NoTree:

@@ -18,11 +18,11 @@ import numpy as np
 from .base import (DEFAULT_TIME_LIMIT, Budget, Certificate, DecodeResult, Decoder,
                    TimeLimitReached, register)
 from .formulation import FLOWS, GRANDPARENTS, Formulation, build_formulation
+from .labeled import solve_labeled
 from .local_search import local_search
-from .mst import fallback_result, round_to_tree
 from .parts import Parts, PartType
+from .trees import INTEGRALITY_TOL, fallback_result, round_to_tree
 
-INTEGRALITY_TOL = 1e-6
 #: ``method="auto"`` uses HiGHS's interior point method (``"highs-ipm"``, followed by
 #: HiGHS's default crossover, so the solution is basic, i.e. a vertex) when a sentence
 #: has more than this many higher-order parts, and dual simplex (``"highs-ds"``)
@@ -165,7 +165,7 @@ class LPDecoder(Decoder):
     time_limit:
         Seconds per sentence for all of it (building the LP, solving, rounding), or
         None. When they run out before the LP is solved the result is the maximum
-        spanning tree under the arc scores (:func:`~decoders.mst.fallback_result`),
+        spanning tree under the arc scores (:func:`~decoders.trees.fallback_result`),
         with ``stats["fallback"]`` True; when they run out after, the MST-rounded tree
         without local search.
 
@@ -205,8 +205,6 @@ class LPDecoder(Decoder):
         (``stats["rule_fallback"]``), so no hard constraint is ever broken
         (:func:`~decoders.labeled.solve_labeled`). ``time_limit`` bounds that branch and
         bound (its incumbent, which satisfies every constraint, is then kept)."""
-        from .labeled import solve_labeled
-
         return solve_labeled(parts, scores, problem, single_root=self.single_root,
                              relaxed=True, flow=self.flow, grandparent=self.grandparent,
                              time_limit=self.time_limit)

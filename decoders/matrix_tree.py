@@ -16,7 +16,7 @@ import logging
 import numpy as np
 
 from . import _matrix_tree_kernels
-from .mst import check_scores, chu_liu_edmonds
+from .trees import check_scores, chu_liu_edmonds
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ def prune_arcs(S: np.ndarray, single_root: bool, threshold: float = 1e-4,
     """Candidate arcs after marginal-based pruning (``docs/algorithms.md`` section 6).
 
     For every word m, keep its head in the maximum spanning tree of ``S``
-    (:func:`~decoders.mst.chu_liu_edmonds`, so the kept arcs always contain a tree, with
+    (:func:`~decoders.trees.chu_liu_edmonds`, so the kept arcs always contain a tree, with
     one root child if ``single_root``) and the ``max_heads - 1`` other heads of largest
     marginal (:func:`arc_marginals`) among those with marginal above ``threshold``.
     Equal marginals go to the lower head index. Should the scores be too sharp for

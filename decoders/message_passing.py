@@ -31,7 +31,7 @@ import numpy as np
 from . import _message_kernels
 from .factor_graph import FactorGraph
 from .matrix_tree import IllConditionedError
-from .mst import raise_for_status
+from .trees import raise_for_status
 
 
 class DualResult(NamedTuple):

@@ -14,7 +14,7 @@ model's scores: the MST is then mostly the greedy graph and the kernel's exact s
 answers most arcs without an MST). Times per
 sentence (mean over ``--sentences`` sentences, best of 3 runs each, one core) of: one MST
 (MAP), all max-marginals by :meth:`FactorGraph.tree_max_marginals` (one kernel call), the
-same ``|A|`` constrained trees by :func:`decoders.mst.chu_liu_edmonds` from a Python loop
+same ``|A|`` constrained trees by :func:`decoders.trees.chu_liu_edmonds` from a Python loop
 (the baseline of ``docs/algorithms.md`` section 5b; its values are checked to agree), and
 one matrix-tree (marginals and log-partition at temperature 1). Writes
 ``eval/results/factor_oracles.{json,md}``.
@@ -34,7 +34,7 @@ single_thread()
 
 from polyparse.decoders.factor_graph import FactorGraph  # noqa: E402
 from polyparse.decoders.matrix_tree import prune_arcs  # noqa: E402
-from polyparse.decoders.mst import chu_liu_edmonds  # noqa: E402
+from polyparse.decoders.trees import chu_liu_edmonds  # noqa: E402
 from polyparse.decoders.parts import arc_parts  # noqa: E402
 
 

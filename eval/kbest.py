@@ -28,7 +28,7 @@ from _common import RESULTS, machine, single_thread, split, write_table
 single_thread()
 
 from polyparse.decoders.kbest import kbest_arborescences  # noqa: E402
-from polyparse.decoders.mst import chu_liu_edmonds  # noqa: E402
+from polyparse.decoders.trees import chu_liu_edmonds  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 KS = (1, 5, 10)

@@ -31,7 +31,7 @@ import numpy as np
 from polyparse.corpora.sentence import ROOT, Sentence
 from polyparse.decoders import Budget, DecodeResult, TimeLimitReached
 from polyparse.decoders.lawler import Subproblem, admits_tree, lawler_kbest
-from polyparse.decoders.mst import NoTree
+from polyparse.decoders.trees import NoTree
 from polyparse.learning.inference import predict
 
 from .constraints import ArcConstraints, ConstraintError, Constraints

@@ -9,8 +9,7 @@ import pytest
 from brute_force import projective_trees, tree_scores
 from polyparse.decoders import DECODERS, arc_parts
 from polyparse.decoders import _kernels
-from polyparse.decoders.eisner import eisner
-from polyparse.decoders.mst import chu_liu_edmonds
+from polyparse.decoders.trees import chu_liu_edmonds, eisner
 
 N_MATRICES = {1: 5, 2: 30, 3: 30, 4: 30, 5: 25, 6: 12, 7: 4}
 

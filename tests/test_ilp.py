@@ -15,7 +15,7 @@ from polyparse.decoders import DECODERS, PartType
 from polyparse.decoders.formulation import build_formulation
 from polyparse.decoders.higher_order import build_parts
 from polyparse.decoders.ilp import ILPDecoder, solve_highs
-from polyparse.decoders.mst import round_to_tree
+from polyparse.decoders.trees import round_to_tree
 from polyparse.decoders.pulp_backend import cbc_path, solve_pulp
 from test_parts import CONFIGS, pruned_arcs, slow_from_heads
 

@@ -9,7 +9,7 @@ import pytest
 from brute_force import all_trees, tree_scores
 from polyparse.decoders import kbest as kbest_module
 from polyparse.decoders.kbest import kbest_arborescences
-from polyparse.decoders.mst import chu_liu_edmonds
+from polyparse.decoders.trees import chu_liu_edmonds
 from test_mst import is_tree, random_scores
 
 

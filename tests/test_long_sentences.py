@@ -15,7 +15,7 @@ from polyparse.decoders import DECODERS, OptionError
 from polyparse.decoders.base import DEFAULT_TIME_LIMIT
 from polyparse.decoders.higher_order import build_parts
 from polyparse.decoders.lp import LPDecoder
-from polyparse.decoders.mst import chu_liu_edmonds
+from polyparse.decoders.trees import chu_liu_edmonds
 from polyparse.features.extractor import FeatureConfig, FeatureExtractor
 from polyparse.parser.cli import main
 from polyparse.learning.model import LinearModel

@@ -10,7 +10,7 @@ from polyparse.decoders.formulation import build_formulation
 from polyparse.decoders.higher_order import build_parts
 from polyparse.decoders.ilp import ILPDecoder
 from polyparse.decoders.lp import LPDecoder, solve_lp
-from polyparse.decoders.mst import chu_liu_edmonds
+from polyparse.decoders.trees import chu_liu_edmonds
 from test_ilp import assert_valid_tree, random_scores
 from test_parts import CONFIGS, pruned_arcs
 

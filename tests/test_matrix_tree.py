@@ -11,7 +11,7 @@ from scipy.special import logsumexp
 from brute_force import all_trees, tree_scores
 from polyparse.decoders import arc_parts
 from polyparse.decoders.matrix_tree import IllConditionedError, arc_marginals, prune_arcs
-from polyparse.decoders.mst import chu_liu_edmonds
+from polyparse.decoders.trees import chu_liu_edmonds
 
 
 def brute_force_marginals(S: np.ndarray, single_root: bool) -> tuple[np.ndarray, float]:

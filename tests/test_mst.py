@@ -9,7 +9,7 @@ import pytest
 from brute_force import all_trees, tree_scores
 from polyparse.decoders import DECODERS, arc_parts
 from polyparse.decoders import _kernels
-from polyparse.decoders.mst import chu_liu_edmonds, round_to_tree
+from polyparse.decoders.trees import chu_liu_edmonds, round_to_tree
 
 # Random matrices per n for the exhaustive comparison (n = 7 enumerates 262144 trees).
 N_MATRICES = {1: 5, 2: 30, 3: 30, 4: 30, 5: 25, 6: 12, 7: 4}

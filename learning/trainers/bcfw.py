@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from polyparse.decoders.mst import raise_for_status
+from polyparse.decoders.trees import raise_for_status
 
 from .. import _bcfw_kernels as kernels
 from ..inference import LABEL_COST

@@ -47,7 +47,7 @@ import numpy as np
 from polyparse.decoders import PartType, hamming_cost
 from polyparse.decoders.higher_order import build_parts
 from polyparse.decoders.matrix_tree import IllConditionedError, arc_marginals
-from polyparse.decoders.mst import chu_liu_edmonds
+from polyparse.decoders.trees import chu_liu_edmonds
 
 from .. import _kernels
 from ..inference import LABEL_COST
