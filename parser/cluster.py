@@ -26,27 +26,27 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import Callable, Sequence, TypeVar
 
 from polyparse.corpora.sentence import Sentence
 from polyparse.learning.examples import Examples
 from polyparse.learning.mixing import ShardEpoch, SparseWeights, shard_epoch, shard_members
 
 from .config import config_decoder
-from .workers import collect, parse_counted
+from . import parser_file
+from .workers import ChunkParser, collect, parse_counted
 
 try:
     from distributed.diagnostics.plugin import WorkerPlugin
 except ImportError:                 # Dask is optional: connect() says how to install it
     WorkerPlugin = object
 
-if TYPE_CHECKING:
-    from .pipeline import Parser
-
 log = logging.getLogger("polyparse")
 
 INSTALL = "--dask needs Dask's distributed scheduler: pip install 'polyparse[dask]'"
 """What to do when ``distributed`` is not installed."""
+
+T = TypeVar("T")
 
 CONNECT_TIMEOUT = 5.0
 """Seconds to reach a scheduler before giving up (before any work)."""
@@ -136,7 +136,7 @@ def _threads(client) -> int:
     return max(1, sum(client.nthreads().values()))
 
 
-def model_bytes(parser: "Parser") -> bytes:
+def model_bytes(parser: ChunkParser) -> bytes:
     """The model file of ``parser`` as it is in memory (:meth:`Parser.save`), as bytes."""
     with tempfile.TemporaryDirectory(prefix="polyparse-") as folder:
         path = Path(folder) / "model.npz"
@@ -148,13 +148,13 @@ _LOADED: dict[str, object] = {}
 """On a worker: what the plugins set up there, by name."""
 
 
-def _load(data: bytes, folder: str) -> "Parser":
-    from .pipeline import Parser
-
+def _from_bytes(data: bytes, folder: str, read: Callable[[Path], T]) -> T:
+    """``read`` of the model file whose bytes are ``data``, written for it into
+    ``folder`` and removed after."""
     path = Path(folder) / f"polyparse-{hashlib.sha256(data).hexdigest()[:16]}.npz"
     path.write_bytes(data)
     try:
-        return Parser.load(path)
+        return read(path)
     finally:
         path.unlink()
 
@@ -164,18 +164,20 @@ def _worker_folder(worker) -> str:
 
 
 class _ModelPlugin(WorkerPlugin):
-    """A worker plugin carrying a model file's bytes (and the decoder to parse with, and
-    whether the UD rules are enforced): on each worker, once, the parser is loaded and its
-    kernels warmed up."""
+    """A worker plugin carrying a model file's bytes (and the parser's class, the decoder
+    to parse with, and whether the UD rules are enforced): on each worker, once, the
+    parser is loaded and its kernels warmed up."""
 
-    def __init__(self, name: str, data: bytes, decoder, use_ud_rules: bool) -> None:
+    def __init__(self, name: str, parser_class: type, data: bytes, decoder,
+                 use_ud_rules: bool) -> None:
         self.name = name
+        self.parser_class = parser_class
         self.data = data
         self.decoder = decoder
         self.use_ud_rules = use_ud_rules
 
     def setup(self, worker=None) -> None:
-        parser = _load(self.data, _worker_folder(worker))
+        parser = _from_bytes(self.data, _worker_folder(worker), self.parser_class.load)
         parser.decoder = self.decoder
         parser.use_ud_rules = self.use_ud_rules
         # load the compiled tagging and parsing kernels now, before the chunks come
@@ -234,7 +236,7 @@ class ShippingTimes:
         self.weights = 0.0
 
 
-def parse_on_cluster(parser: "Parser", chunks: Iterator[list[Sentence]], client, *options,
+def parse_on_cluster(parser: ChunkParser, chunks: Iterator[list[Sentence]], client, *options,
                      in_flight: int | None = None,
                      times: ShippingTimes | None = None) -> Iterator[Sentence]:
     """The parsed sentences of ``chunks``, in input order, each chunk parsed on a worker
@@ -250,7 +252,7 @@ def parse_on_cluster(parser: "Parser", chunks: Iterator[list[Sentence]], client,
     data = model_bytes(parser)
     name = f"polyparse-parser-{hashlib.sha256(data).hexdigest()[:16]}-{id(parser):x}"
     limit = in_flight or 2 * _threads(client)
-    plugin = _ModelPlugin(name, data, parser.decoder, parser.use_ud_rules)
+    plugin = _ModelPlugin(name, type(parser), data, parser.decoder, parser.use_ud_rules)
     with _plugin(client, plugin) as seconds:
         if times is not None:
             times.model += seconds
@@ -297,7 +299,8 @@ class _TrainingPlugin(WorkerPlugin):
         self.config = config
 
     def setup(self, worker=None) -> None:
-        _LOADED[self.name] = _ShardData(_load(self.data, _worker_folder(worker)).model,
+        _LOADED[self.name] = _ShardData(_from_bytes(self.data, _worker_folder(worker),
+                                                    parser_file.read).model,
                                         config_decoder(self.config), self.sentences,
                                         self.config)
 
@@ -347,7 +350,7 @@ class DaskShards:
         shard's own time).
     """
 
-    def __init__(self, client, parser: "Parser", sentences: Sequence[Sentence]) -> None:
+    def __init__(self, client, parser: ChunkParser, sentences: Sequence[Sentence]) -> None:
         self.client = client
         self.config = parser.config
         self.shards = parser.config.shards

@@ -1,14 +1,13 @@
 """The k best trees of a sentence as ``parse`` decodes it: under the UD rules and the
-user's constraints in force, with the parser's decoder (:meth:`Parser.kbest
-<parser.pipeline.Parser.kbest>`).
+user's constraints in force, with the parser's decoder (:func:`kbest`).
 
 Lawler's partition of the tree space (:mod:`decoders.lawler`; Camerini, Fratta and
 Maffioli 1980 for arborescences) with, as its oracle, the decoding of
-:meth:`~parser.pipeline.Parser.analyze` restricted to a subproblem's arcs
+:meth:`~parser.decoding.Decoding.analyze` restricted to a subproblem's arcs
 (:class:`SubproblemOracle`): the parser's decoder over the arcs the subproblem allows,
 each arc with its best label; when that tree breaks a UD rule, or the user's constraints
 concern the sentence, the constrained decoding with labels in the program
-(:meth:`~parser.pipeline.Parser.decode_constrained`), a forced arc given as a head and a
+(:meth:`~parser.constrained.ConstrainedDecoding.decode_constrained`), a forced arc given as a head and a
 forbidden arc removed from the candidates as the user's are. The first tree is
 ``analyze``'s own, so ``parse --kbest``'s first tree is ``parse``'s.
 
@@ -24,7 +23,7 @@ its subproblem's rounded tree: K distinct trees that approximate the K best, the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -34,11 +33,64 @@ from polyparse.decoders.lawler import Subproblem, admits_tree, lawler_kbest
 from polyparse.decoders.trees import NoTree
 from polyparse.learning.inference import predict
 
+from .analysis import Plain
+from .constrained import _unknown_given_labels
 from .constraints import ArcConstraints, ConstraintError, Constraints
+from .decoding import Decoding
 from .ud_rules import check
 
-if TYPE_CHECKING:
-    from .pipeline import Parser
+
+def kbest(parser: Decoding, sentence: Sentence, k: int,
+          constraints: Constraints | None = None) -> list[tuple[Sentence, float]]:
+    """The ``k`` best trees of ``sentence`` (fewer when it has fewer) that satisfy the
+    UD rules in force (:meth:`~parser.constrained.ConstrainedDecoding.rules_in_force`) and ``constraints``, best first: copies
+    of it with predicted HEAD and DEPREL, each with the model's score of its labeled
+    tree. The first is :meth:`~parser.decoding.Decoding.analyze`'s tree (``parse``'s), with every decoder.
+
+    The trees come from Lawler's partition of the tree space with the decoding of
+    :meth:`~parser.decoding.Decoding.analyze` as its oracle (:func:`partitioned_kbest`): exact for an
+    exact decoder (``mst``, ``ilp``, ``ad3-exact``; ``eisner`` among projective
+    trees), approximate for a relaxation (``lp``, ``ad3``: each tree its subproblem's
+    rounded tree, the first ``parse``'s). When neither rules nor constraints concern
+    the sentence and the decoder gives exact k-best trees
+    (:attr:`~decoders.base.Decoder.gives_kbest`: ``mst``, ``ilp``), its own k-best
+    algorithm gives the same trees faster (:func:`_kbest_unconstrained`).
+    :class:`~parser.constraints.ConstraintError` when the constraints admit no
+    tree."""
+    if k < 1:
+        raise ValueError(f"k must be at least 1, not {k}")
+    if len(sentence) == 0:
+        return [(sentence.with_tree(np.full(1, -1, dtype=np.int64), [ROOT]), 0.0)]
+    parser.warm_up()                  # before the budget of the partition starts
+    user = constraints if constraints is not None and constraints.applies(sentence) \
+        else None
+    if user is None and parser.decoder.gives_kbest and not parser.rules_in_force(sentence):
+        return _kbest_unconstrained(parser, sentence, k)
+    trees = [(ranked.sentence, ranked.score)
+             for ranked in partitioned_kbest(parser, sentence, k, user)]
+    if user is not None and user.keep_given:
+        trees = [(_unknown_given_labels(tree, sentence, parser.model.labels), score)
+                 for tree, score in trees]
+    return trees
+
+
+def _kbest_unconstrained(parser: Decoding, sentence: Sentence, k: int
+                         ) -> list[tuple[Sentence, float]]:
+    """:func:`kbest` by the decoder's own exact k-best algorithm (``mst``: Camerini,
+    Fratta and Maffioli's, :mod:`decoders.kbest`; ``ilp``: no-good cuts), with no UD
+    rule or constraint in force: each arc with its best label."""
+    if parser.model.arc_factored:
+        S, labels = parser.model.arc_scores(parser.seen(sentence))
+        trees = parser.decoder.kbest_arcs(S, k)
+        names = [parser._arc_label_names(tree.heads, labels) for tree in trees]
+    else:
+        example = parser.model.example(parser.seen(sentence))
+        scores = parser.model.scores(example)
+        trees = parser.decoder.kbest(example.parts, scores.parts, k)
+        names = [parser.model.label_names(tree.heads, example, scores.labels)
+                 for tree in trees]
+    return [(sentence.with_tree(tree.heads, tree_names), tree.score)
+            for tree, tree_names in zip(trees, names)]
 
 
 class Ranked(NamedTuple):
@@ -50,11 +102,11 @@ class Ranked(NamedTuple):
     sentence: Sentence
 
 
-def partitioned_kbest(parser: "Parser", sentence: Sentence, k: int,
+def partitioned_kbest(parser: Decoding, sentence: Sentence, k: int,
                       user: Constraints | None) -> list[Ranked]:
     """The ``k`` best trees of ``sentence`` (at least one word) under the UD rules in
     force and ``user``'s constraints (None: none concern it), by Lawler's partition
-    (module docstring); the first is :meth:`~parser.pipeline.Parser.analyze`'s tree.
+    (module docstring); the first is :meth:`~parser.decoding.Decoding.analyze`'s tree.
     :class:`~parser.constraints.ConstraintError` when ``user``'s constraints admit no
     tree."""
     budget = Budget(parser.decoder.time_limit)
@@ -68,7 +120,7 @@ def partitioned_kbest(parser: "Parser", sentence: Sentence, k: int,
 
 class SubproblemOracle:
     """Decode the subproblems of one sentence as :meth:`Parser.analyze
-    <parser.pipeline.Parser.analyze>` decodes the sentence (module docstring).
+    <parser.decoding.Decoding.analyze>` decodes the sentence (module docstring).
 
     Parameters
     ----------
@@ -87,7 +139,7 @@ class SubproblemOracle:
         no tree.
     """
 
-    def __init__(self, parser: "Parser", sentence: Sentence, user: Constraints | None,
+    def __init__(self, parser: Decoding, sentence: Sentence, user: Constraints | None,
                  first: Sentence, budget: Budget) -> None:
         self.parser = parser
         self.budget = budget
@@ -130,10 +182,8 @@ class SubproblemOracle:
             return None
         tree = _labelled(self.sentence, result.heads, label_ids, self.parser.model.labels)
         if self.rules and _breaks(self.parser, tree):
-            from .pipeline import _Plain
-
             # as analyze hands its unconstrained tree and scores on
-            return self._constrained(sub, _Plain(result, label_ids, self.S, None, self.every))
+            return self._constrained(sub, Plain(result, label_ids, self.S, None, self.every))
         return Ranked(result.heads, self.parser.decoder.certificate(result).score, tree)
 
     def _decoder(self):
@@ -156,7 +206,7 @@ class SubproblemOracle:
     def _constrained(self, sub: Subproblem, plain=None) -> Ranked | None:
         """The tree of ``sub`` by the constrained decoding (labels in the program), under
         the UD rules in force and the user's constraints; None when they admit none.
-        ``plain``: ``sub`` decoded without them (``Parser._Plain``), when at hand."""
+        ``plain``: ``sub`` decoded without them (:class:`~parser.analysis.Plain`), when at hand."""
         constraints = ArcConstraints.of(self.user, sub.forced, sub.forbidden)
         try:
             labeled, certificate = self.parser.decode_constrained(
@@ -169,7 +219,7 @@ class SubproblemOracle:
                                 self.parser.model.labels))
 
 
-def _breaks(parser: "Parser", tree: Sentence) -> bool:
+def _breaks(parser: Decoding, tree: Sentence) -> bool:
     """Whether the labeled ``tree`` breaks one of the parser's UD rules."""
     broken = check(tree)[1]
     return any(broken[rule] for rule in parser.ud_rules.rules)

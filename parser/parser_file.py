@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,13 +26,11 @@ from .config import TrainConfig
 from .tagging import Lemmatizer, Tagger
 from .ud_rules import UDRules
 
-if TYPE_CHECKING:
-    from .pipeline import Parser
 
 
 @dataclass
 class Stored:
-    """A parser's parts as read from a model file."""
+    """A parser's parts, as written to a model file and read back."""
 
     model: LinearModel
     config: TrainConfig
@@ -44,8 +41,8 @@ class Stored:
     ud_rules: UDRules | None = None
 
 
-def write(parser: "Parser", path: str | Path) -> None:
-    """Write ``parser`` (and its tokenizer, tagger and lemmatizer if any) to one model
+def write(parser: Stored, path: str | Path) -> None:
+    """Write a parser's parts (its tokenizer, tagger and lemmatizer if any) to one model
     file, atomically."""
     pruner = parser.model.pruner
     meta = {

@@ -14,7 +14,8 @@ from polyparse.learning.confidence import Temperatures, head_model
 
 from .drawing.figure import (Arc, Figure, Panel, against_best, lp_arcs, title_of,
                              tree_arcs, with_gold, words_of)
-from .pipeline import Parser, kbest_copies
+from .analysis import kbest_copies
+from .pipeline import Parser
 
 
 DEFAULT_LP_MAX_WORDS = 50

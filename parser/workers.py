@@ -7,17 +7,32 @@ from __future__ import annotations
 import copy
 import multiprocessing
 from collections import deque
-from typing import TYPE_CHECKING, Iterator
+from pathlib import Path
+from typing import Iterator, Protocol
 
 from polyparse.corpora.sentence import Sentence
 from polyparse.corpora.signals import end_pool, in_worker, stops_to_main_thread
 from polyparse.decoders import CertificateCounts
 
-if TYPE_CHECKING:
-    from .pipeline import Parser
+
+class ChunkParser(Protocol):
+    """What the executors (``--jobs``, Dask) need of a parser
+    (:class:`~parser.pipeline.Parser`): to parse a chunk, count certificates, and be
+    loaded from its model file in another process."""
+
+    path: Path | None
+    tagger: object
+    decodings: CertificateCounts
+
+    def parse_chunk(self, chunk: list[Sentence], *options) -> list[Sentence]: ...
+
+    def save(self, path: str | Path) -> None: ...
+
+    @classmethod
+    def load(cls, path: str | Path) -> "ChunkParser": ...
 
 
-def parse_in_processes(parser: "Parser", chunks: Iterator[list[Sentence]], jobs: int,
+def parse_in_processes(parser: ChunkParser, chunks: Iterator[list[Sentence]], jobs: int,
                        *options) -> Iterator[Sentence]:
     """The parsed sentences of ``chunks``, in order, as :meth:`Parser.parse_chunk` gives
     them for ``options`` (its arguments after the chunk: ``retag, kbest, certify,
@@ -63,7 +78,7 @@ def in_child(function, *args):
         end_pool(pool)
 
 
-def parse_counted(parser: "Parser", chunk: list[Sentence], *options
+def parse_counted(parser: ChunkParser, chunk: list[Sentence], *options
                   ) -> tuple[list[Sentence], CertificateCounts]:
     """What a worker (a process of ``--jobs``, or a Dask worker of ``--dask``) does with
     one chunk: :meth:`Parser.parse_chunk` for ``options``, and the certificates of the
@@ -75,7 +90,7 @@ def parse_counted(parser: "Parser", chunk: list[Sentence], *options
     return worker.parse_chunk(chunk, *options), worker.decodings
 
 
-def collect(parser: "Parser", done: tuple[list[Sentence], CertificateCounts]
+def collect(parser: ChunkParser, done: tuple[list[Sentence], CertificateCounts]
             ) -> list[Sentence]:
     """The sentences of a chunk :func:`parse_counted` parsed, its counts added to
     ``parser.decodings``."""
@@ -84,7 +99,7 @@ def collect(parser: "Parser", done: tuple[list[Sentence], CertificateCounts]
     return parsed
 
 
-_WORKER: "Parser | None" = None
+_WORKER: "ChunkParser | None" = None
 """The parser of a worker process (set in the parent just before forking)."""
 
 

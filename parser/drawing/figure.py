@@ -143,7 +143,7 @@ def nonprojective(heads: np.ndarray) -> np.ndarray:
 def tree_arcs(sentence: Sentence, head_probs: np.ndarray | None = None,
               label_probs: np.ndarray | None = None) -> tuple[Arc, ...]:
     """The arcs of the tree of ``sentence``, one per word in order; with the arrays of
-    :class:`~parser.pipeline.Analysis` (``n + 1`` entries, 0 unused), their
+    :class:`~parser.analysis.Analysis` (``n + 1`` entries, 0 unused), their
     probabilities. Every word must have a head."""
     heads = sentence.heads
     crossing = nonprojective(heads)
