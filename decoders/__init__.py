@@ -11,7 +11,7 @@ import pkgutil
 
 from .base import (CERTIFICATE_KINDS, DECODERS, Budget, Certificate, CertificateCounts,
                    DecodeResult, Decoder, ScoredTree, TimeLimitReached, decoder_class,
-                   hamming_cost, make_decoder, register)
+                   hamming_cost, make_decoder, preferred_decoder, register)
 from .declared import Declared, Option, OptionError
 from .parts import Parts, PartType, arc_parts
 
@@ -22,4 +22,4 @@ for _module in pkgutil.iter_modules(__path__):
 __all__ = ["CERTIFICATE_KINDS", "DECODERS", "Budget", "Certificate", "CertificateCounts",
            "DecodeResult", "Declared", "Decoder", "Option", "OptionError", "Parts",
            "ScoredTree", "decoder_class", "make_decoder", "PartType", "TimeLimitReached",
-           "arc_parts", "hamming_cost", "register"]
+           "arc_parts", "hamming_cost", "preferred_decoder", "register"]

@@ -105,6 +105,7 @@ class AD3ExactDecoder(AD3Decoder):
     """
 
     exact = True
+    preference = 1
 
     def __init__(self, *, single_root: bool = True, penalty: float = 0.1,
                  adapt_penalty: bool = True, tol: float = 1e-6, max_iter: int = 100,
@@ -185,6 +186,11 @@ class AD3ExactDecoder(AD3Decoder):
         output = parts.from_heads(best_heads)
         return DecodeResult(output=output, heads=best_heads, value=float(scores @ output),
                             stats=stats)
+
+    def relaxed_twin(self) -> AD3Decoder:
+        """AD3's relaxation of the same factor graph, with this decoder's ``rounds`` (at
+        full order lazy rounds by default, as this decoder's root relaxation)."""
+        return AD3Decoder(single_root=self.single_root, rounds=self.rounds)
 
     def certificate(self, result: DecodeResult) -> Certificate:
         """``"exact"`` when the search closed (optimal within the slack), or

@@ -215,9 +215,14 @@ class Decoder(Declared, ABC):
     gives_kbest: ClassVar[bool] = False
     """Whether :meth:`kbest` gives the exact K best trees (else it raises)."""
     honors_constraints: ClassVar[bool] = False
-    """Whether :meth:`decode_labeled` decodes under label constraints (``mst``, ``ilp``,
-    ``lp``); the parser decodes a constrained sentence with ``ilp`` when its decoder
-    does not."""
+    """Whether :meth:`decode_labeled` decodes under label constraints; a constrained
+    sentence is decoded by :meth:`for_constraints` when it does not."""
+    exact: ClassVar[bool] = True
+    """Whether :meth:`decode` gives the best tree (within its time limit), else the
+    optimum of a relaxation and the tree it rounds to."""
+    preference: ClassVar[int | None] = None
+    """The rank of an exact decoder among the defaults of a model whose parts it
+    decodes (lower first: :func:`preferred_decoder`); None: never a default."""
 
     def __init__(self, *, single_root: bool = True,
                  time_limit: float | None = DEFAULT_TIME_LIMIT) -> None:
@@ -237,9 +242,44 @@ class Decoder(Declared, ABC):
 
     def with_time_limit(self, seconds: float | None) -> "Decoder":
         """A copy of this decoder with the time limit ``seconds`` (None: none)."""
+        return self.with_options(time_limit=seconds)
+
+    def with_options(self, **options) -> "Decoder":
+        """A copy of this decoder with other values of its declared ``options`` (each
+        declared option is the attribute of its name), checked as :func:`make_decoder`
+        checks them."""
+        self.check_options(options)
         other = copy.copy(self)
-        other.time_limit = seconds
+        for name, value in options.items():
+            setattr(other, name, value)
         return other
+
+    def relaxation(self) -> "Decoder":
+        """The decoder of this decoder's LP relaxation, whose result is the relaxation's
+        optimum (fractional in general) and the tree it rounds to: itself for a
+        relaxation; for an exact decoder the relaxation its search bounds with
+        (``ad3-exact``: ``ad3``), by default HiGHS's LP (``lp``: :mod:`decoders.lp`,
+        the multi-commodity-flow formulation, tight at first order)."""
+        if not self.exact:
+            return self
+        return make_decoder("lp", self.single_root, time_limit=self.time_limit)
+
+    def relaxed_twin(self) -> "Decoder":
+        """The decoder of relaxed loss-augmented inference for this one (SSG-eta's
+        relaxed steps, Martins, Smith, Xing 2009): itself when it is a relaxation or
+        decodes arcs alone (the LP relaxation of an arc-factored problem is tight: its
+        optimum is the best tree), else :meth:`relaxation`."""
+        if not self.exact or self.part_types <= {PartType.ARC}:
+            return self
+        return self.relaxation()
+
+    def for_constraints(self) -> "Decoder":
+        """The decoder of a sentence under label constraints: itself when it
+        :attr:`honors_constraints`, else the ILP (:mod:`decoders.ilp`), which takes
+        every part type, with this decoder's time limit."""
+        if self.honors_constraints:
+            return self
+        return make_decoder("ilp", self.single_root, time_limit=self.time_limit)
 
     @abstractmethod
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
@@ -392,6 +432,18 @@ def decoder_class(name: str) -> type[Decoder]:
     if name not in DECODERS:
         raise ValueError(f"unknown decoder {name!r}; choose from {', '.join(sorted(DECODERS))}")
     return DECODERS[name]
+
+
+def preferred_decoder(part_types: frozenset) -> str:
+    """The decoder a model whose parts are of ``part_types`` parses with unless one is
+    chosen: the exact decoder of lowest :attr:`~Decoder.preference` that takes them all
+    into account."""
+    ranked = sorted((cls.preference, name) for name, cls in DECODERS.items()
+                    if cls.exact and cls.preference is not None
+                    and part_types <= cls.part_types)
+    if not ranked:
+        raise ValueError(f"no decoder takes part types {sorted(t.name for t in part_types)}")
+    return ranked[0][1]
 
 
 def make_decoder(name: str, single_root: bool = True, **options) -> Decoder:

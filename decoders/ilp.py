@@ -105,6 +105,7 @@ class ILPDecoder(Decoder):
     part_types = frozenset(PartType)
     gives_kbest = True
     honors_constraints = True
+    preference = 2
 
     def __init__(self, *, single_root: bool = True, solver: str = "highs",
                  flow: str = "multi", branch_flow: str = "single", lp_first: bool = True,

@@ -180,6 +180,7 @@ class LPDecoder(Decoder):
 
     part_types = frozenset(PartType)
     honors_constraints = True
+    exact = False
 
     def __init__(self, *, single_root: bool = True, flow: str = "multi",
                  grandparent: Literal["pairs", "star"] = "pairs",

@@ -27,6 +27,7 @@ class MSTDecoder(Decoder):
 
     gives_kbest = True
     honors_constraints = True
+    preference = 0
 
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
         start = time.perf_counter()

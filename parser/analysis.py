@@ -69,11 +69,6 @@ class Analysis:
         return sentence
 
 
-RELAXED_DECODERS = frozenset({"lp", "ad3"})
-"""Decoders whose result is the optimum of the LP relaxation (fractional in general) and
-its rounding (:meth:`Parser.relax`)."""
-
-
 @dataclass(frozen=True)
 class Relaxation:
     """The LP relaxation of one sentence under the model, and the tree it rounds to

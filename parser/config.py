@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from polyparse.decoders import Decoder, decoder_class, make_decoder
+from polyparse.decoders import Decoder, make_decoder, preferred_decoder
 from polyparse.decoders.higher_order import build_parts
 
 
@@ -87,16 +87,13 @@ class TrainConfig:
 
 def default_decoder(parts: dict) -> str:
     """The decoder a model with parts ``parts`` (:func:`build_parts`' options) is
-    trained and parsed with unless one is chosen: ``mst`` for arcs alone, else exact
-    decoding by AD3's branch and bound wherever its factor graphs hold the parts (all
-    but consecutive siblings: the ILP's trees, 27-30x its speed at order 2 and 29-34x
-    at full order on en_ewt dev, ``eval/results/decoders_en_ewt_full.md`` and
-    ``decoders_en_ewt_full_order*.md``, where SSG's relaxed inference, lazy ``ad3``, runs
-    at 1.2-1.4x HiGHS's LP and parses as well or better), else the ILP."""
-    offsets = set(build_parts(3, **parts).offsets)
-    if offsets <= decoder_class("mst").part_types:
-        return "mst"
-    return "ad3-exact" if offsets <= decoder_class("ad3-exact").part_types else "ilp"
+    trained and parsed with unless one is chosen: the preferred exact decoder of its
+    part types (:func:`decoders.base.preferred_decoder`): ``mst`` for arcs alone, else
+    AD3's branch and bound wherever its factor graphs hold the parts (all but
+    consecutive siblings: the ILP's trees at 27-30x its speed at order 2 and 29-34x at
+    full order on en_ewt dev, ``eval/results/decoders_en_ewt_full.md``), else the
+    ILP."""
+    return preferred_decoder(frozenset(build_parts(3, **parts).offsets))
 
 
 def config_decoder(config: TrainConfig) -> Decoder:

@@ -6,15 +6,16 @@ infeasible sentence. :class:`ConstrainedDecoding` is the part of a parser's deco
 
 from __future__ import annotations
 
-from collections import Counter
 import logging
+from collections import Counter
 from dataclasses import replace
 
 import numpy as np
 
 from polyparse.corpora.sentence import Sentence
-from polyparse.decoders import Budget, Certificate, Decoder, TimeLimitReached, make_decoder
+from polyparse.decoders import Budget, Certificate, Decoder, TimeLimitReached
 from polyparse.decoders.labeled import Infeasible, LabeledProblem, LabeledResult, best_labels
+from polyparse.decoders.trees import chu_liu_edmonds
 from polyparse.learning.model import LinearModel
 
 from .analysis import Plain
@@ -138,8 +139,7 @@ class ConstrainedDecoding:
             self._check_user(sentence, user)
         decoder = self.decoder
         if not decoder.honors_constraints:
-            decoder = make_decoder("ilp", self.config.single_root,
-                                   time_limit=decoder.time_limit)
+            decoder = decoder.for_constraints()
             self.constrained["ilp_for_decoder"] += 1
         self.constrained["sentences"] += 1
         hint = None if plain is None else plain.result.heads
@@ -231,8 +231,8 @@ class ConstrainedDecoding:
             if S is None:
                 S, _ = self.model.arc_scores(seen)
             best = np.argsort(-S[:, 1:], axis=0, kind="stable")[:CONSTRAINED_HEADS]
-            hint = plain.result.heads if plain is not None else make_decoder(
-                "mst", self.config.single_root).decode_arcs(S).heads
+            hint = plain.result.heads if plain is not None else chu_liu_edmonds(
+                S, self.config.single_root)
             arcs = _arc_rows(np.vstack([best, hint[1:]]))
             arcs = arcs[np.isfinite(S[arcs[:, 0], arcs[:, 1]])]
         if arcs is None:

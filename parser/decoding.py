@@ -14,14 +14,14 @@ import numpy as np
 
 from polyparse.corpora.sentence import ROOT, Sentence
 from polyparse.decoders import (Budget, Certificate, CertificateCounts, DecodeResult, Decoder,
-                                TimeLimitReached, make_decoder)
+                                TimeLimitReached)
 from polyparse.decoders.lawler import admits_tree
 from polyparse.learning.confidence import (Temperatures, fit_temperatures, head_marginals,
                                            head_model, label_probabilities, masked_scores)
 from polyparse.learning.inference import predict
 from polyparse.learning.model import Example, LinearModel
 
-from .analysis import RELAXED_DECODERS, Analysis, Plain, Relaxation
+from .analysis import Analysis, Plain, Relaxation
 from .config import TrainConfig, config_decoder
 from .constrained import ConstrainedDecoding, _unknown_given_labels
 from .constraints import Constraints
@@ -235,15 +235,13 @@ class Decoding(ConstrainedDecoding):
         """The LP relaxation of ``sentence`` (its tags as given) under the model's
         scores: its arc values and the tree they round to (:class:`Relaxation`).
 
-        It is solved by the parser's decoder when that is a relaxation
-        (:data:`RELAXED_DECODERS`: ``lp``, ``ad3``), otherwise by ``lp`` with its
-        default options (the multi-commodity-flow formulation of
+        It is solved by the decoder's relaxation (:meth:`~decoders.base.Decoder.
+        relaxation`): the parser's decoder when it is one (``lp``, ``ad3``), else
+        HiGHS's LP with its default options (the multi-commodity-flow formulation of
         :mod:`decoders.formulation`, which is tight for a first-order model: its arc
         values are then integral, up to ties). Not counted in :attr:`decodings`.
         """
-        decoder = (self.decoder if self.decoder.name in RELAXED_DECODERS
-                   else make_decoder("lp", self.config.single_root,
-                                     time_limit=self.decoder.time_limit))
+        decoder = self.decoder.relaxation()
         if len(sentence) == 0:
             return Relaxation(Analysis(sentence, Certificate("lp-integral", 0.0)),
                               np.zeros((1, 1)), decoder.name)

@@ -17,8 +17,7 @@ from typing import Literal
 
 import numpy as np
 
-from polyparse.decoders import DECODERS
-from polyparse.decoders.ad3 import AD3Decoder
+from polyparse.decoders import DECODERS, make_decoder
 
 from ..inference import find_constraint
 from .base import register
@@ -39,10 +38,10 @@ class SubgradientTrainer(PegasosTrainer):
         The decoder of relaxed loss-augmented inference, whose fractional optimum
         enters the subgradient: ``lp`` (HiGHS), ``ad3`` (the same LP by AD3, 3.5x faster
         on order-2 en_ewt, ``eval/results/decoders_en_ewt.md``), or ``auto`` (the
-        default): ``ad3`` when the exact decoder is AD3's branch and bound, whose
-        factor graph then holds the model's parts; the exact decoder itself when it is
-        ``mst`` (for arcs alone the LP relaxation is tight: its optimum is the maximum
-        spanning tree); else ``lp``. An ``ad3`` relaxed
+        default): the exact decoder's relaxed twin (:meth:`~decoders.base.Decoder.
+        relaxed_twin`: ``ad3`` for AD3's branch and bound, whose factor graph then holds
+        the model's parts; the exact decoder itself when it decodes arcs alone, for
+        which the LP relaxation is tight; else ``lp``). An ``ad3`` relaxed
         decoder takes the exact decoder's ``rounds`` when that is AD3's, else None:
         at full order lazy rounds (``ad3-exact``'s root relaxation), unless
         ``--rounds 1`` asks for the optimistic program alone, 3.4x faster on tr_imst
@@ -73,16 +72,15 @@ class SubgradientTrainer(PegasosTrainer):
 
     def start(self, examples, decoder):
         super().start(examples, decoder)
-        relaxed = self.relaxed
-        if relaxed == "auto":
-            relaxed = ("ad3" if isinstance(decoder, AD3Decoder)
-                       else "mst" if decoder.name == "mst" else "lp")
-        options = {}
-        if relaxed == "ad3":
-            options["rounds"] = decoder.rounds if isinstance(decoder, AD3Decoder) else None
-            if self.relaxed_max_iter is not None:
-                options["max_iter"] = self.relaxed_max_iter
-        self._relaxed = DECODERS[relaxed](single_root=decoder.single_root, **options)
+        if self.relaxed == "auto":
+            relaxed = decoder.relaxed_twin()
+        else:
+            relaxed = make_decoder(self.relaxed, decoder.single_root)
+            if "rounds" in relaxed.options():   # the exact decoder's, else lazy rounds
+                relaxed = relaxed.with_options(rounds=getattr(decoder, "rounds", None))
+        if self.relaxed_max_iter is not None and "max_iter" in relaxed.options():
+            relaxed = relaxed.with_options(max_iter=self.relaxed_max_iter)
+        self._relaxed = relaxed
         self._coin = np.random.default_rng(self.seed + 1)
         self._counts = np.zeros(4)
 
