@@ -24,7 +24,7 @@ the treebank's range lines. Here the classifiers are two averaged perceptrons (C
    blank line) and the end of the text always end a sentence; the ends of training
    paragraphs are still learned from, as if followed by a space, so that text that
    comes without blank lines is split too.
-3. *Multiword tokens* (:class:`MultiwordLexicon`): a surface form seen in training gets
+3. *Multiword tokens* (:class:`~corpora.multiword.MultiwordLexicon`): a surface form seen in training gets
    its most frequent analysis, or, if it was seen with two ("its" the possessive and
    "it" + "s" for "it's"), the one a third perceptron prefers given the neighbouring
    tokens; an unseen one ending in a suffix that reliably marks a multiword token ("'s",
@@ -38,14 +38,9 @@ paragraph or document.
 
 from __future__ import annotations
 
-import functools
-import itertools
 import logging
 import re
 import textwrap
-import unicodedata
-import zlib
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -53,6 +48,10 @@ import numpy as np
 
 from polyparse.corpora import _tokenizer_kernels as kernels
 from polyparse.corpora.alignment import SurfaceToken, sentence_tokens
+from polyparse.corpora.characters import (MIN_SCRIPT_SHARE, MIN_UNSEEN_SHARE, char_class,
+                                          first_place, script_counts, stable_hash,
+                                          word_shape)
+from polyparse.corpora.multiword import MultiwordLexicon, word_classes
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, Sentence
 
 logger = logging.getLogger(__name__)
@@ -65,103 +64,6 @@ NO_SPACE, SPACE, PARAGRAPH = 0, 1, 2
 
 _WEIGHTS = ("char_weights", "token_weights")     # fitted arrays, without their "_"
 _NEW_PARAGRAPH = re.compile(r"^#\s*new(par|doc)\b")
-_APOSTROPHES = frozenset("'`´‘’")
-_QUOTES = frozenset('"“”„«»‹›')
-_CATEGORY_CLASS = {"Lu": 2, "Lt": 2, "Ll": 3, "Lm": 4, "Lo": 4, "Nd": 5, "Nl": 6, "No": 6,
-                   "Pd": 11, "Ps": 12, "Pe": 13, "Pi": 10, "Pf": 10, "Po": 15, "Pc": 15,
-                   "Sm": 16, "Sc": 16, "Sk": 16, "So": 16, "Mn": 17, "Mc": 17, "Me": 17}
-_SPECIAL_CLASS = {".": 7, ",": 8, "!": 14, "?": 14}
-
-
-@functools.lru_cache(maxsize=65536)
-def char_class(c: str) -> int:
-    """A small integer class of one character, for features.
-
-    1 whitespace, 2 uppercase letter, 3 lowercase letter, 4 other letter, 5 digit,
-    6 other number, 7 ``.``, 8 ``,``, 9 apostrophe, 10 quotation mark, 11 dash,
-    12 opening bracket, 13 closing bracket, 14 ``!`` or ``?``, 15 other punctuation,
-    16 symbol, 17 combining mark, 18 anything else.
-    """
-    if c.isspace():
-        return kernels.WHITESPACE
-    if c in _SPECIAL_CLASS:
-        return _SPECIAL_CLASS[c]
-    if c in _APOSTROPHES:
-        return 9
-    if c in _QUOTES:
-        return 10
-    return _CATEGORY_CLASS.get(unicodedata.category(c), 18)
-
-
-def _stable_hash(s: str) -> int:
-    """A hash of ``s`` that is the same in every process (unlike :func:`hash`)."""
-    return zlib.crc32(s.encode("utf-8", "surrogatepass"))
-
-
-# First words of Unicode character names that name a script (a letter's name starts with
-# its script: "LATIN SMALL LETTER A", "CJK UNIFIED IDEOGRAPH-4E00", "HANGUL SYLLABLE GA").
-_SCRIPT_WORDS = frozenset(
-    "LATIN GREEK COPTIC CYRILLIC GLAGOLITIC ARMENIAN HEBREW ARABIC SYRIAC THAANA NKO "
-    "SAMARITAN DEVANAGARI BENGALI GURMUKHI GUJARATI ORIYA TAMIL TELUGU KANNADA MALAYALAM "
-    "SINHALA THAI LAO TIBETAN MYANMAR GEORGIAN HANGUL ETHIOPIC CHEROKEE CANADIAN OGHAM RUNIC "
-    "TAGALOG KHMER MONGOLIAN LIMBU BUGINESE BALINESE SUNDANESE JAVANESE HIRAGANA KATAKANA "
-    "BOPOMOFO CJK YI VAI BAMUM TIFINAGH".split())
-_SCRIPT_DISPLAY = {"CJK": "Han", "NKO": "N'Ko", "CANADIAN": "Canadian syllabics"}
-#: Share of a script among the training text's script characters below which the
-#: tokenizer is taken not to know it (en_gum has 25 CJK characters in 660,000 letters).
-MIN_SCRIPT_SHARE = 0.001
-#: Share of a script unseen in training among a text's script characters from which the
-#: text is warned about (one emoji in a 2,001-sentence file is not worth a warning).
-MIN_UNSEEN_SHARE = 0.05
-
-
-@functools.lru_cache(maxsize=65536)
-def script_of(c: str) -> str | None:
-    """The writing system of character ``c``: its script for a letter (from the first
-    word of its Unicode name, as Python's :mod:`unicodedata` has no script property),
-    ``"Emoji"`` for a pictograph, else None (digits, punctuation, spaces and marks are
-    shared by all scripts).
-
-    Examples
-    --------
-    >>> [script_of(c) for c in "aЖ中한😀1."]
-    ['Latin', 'Cyrillic', 'Han', 'Hangul', 'Emoji', None, None]
-    """
-    category = unicodedata.category(c)
-    if category == "So":
-        code = ord(c)
-        return "Emoji" if 0x1F000 <= code <= 0x1FAFF or 0x2600 <= code <= 0x27BF else None
-    if not category.startswith("L"):
-        return None
-    word = unicodedata.name(c, "").partition(" ")[0]
-    if word not in _SCRIPT_WORDS:
-        return None
-    return _SCRIPT_DISPLAY.get(word, word.title())
-
-
-def _first_place(text: str, script: str) -> str:
-    """``line L, column C`` (from 1) of the first character of ``script`` in ``text``."""
-    at = next(i for i, c in enumerate(text) if script_of(c) == script)
-    line_start = text.rfind("\n", 0, at) + 1
-    return f"line {text.count(chr(10), 0, at) + 1}, column {at - line_start + 1}"
-
-
-def script_counts(text: str) -> Counter:
-    """How many characters of ``text`` belong to each script (:func:`script_of`)."""
-    counts: Counter = Counter()
-    for c, n in Counter(text).items():
-        script = script_of(c)
-        if script is not None:
-            counts[script] += n
-    return counts
-
-
-def _shape(form: str) -> str:
-    """The classes of ``form``'s characters as letters, runs collapsed: "Dr." -> "CD" + "H"."""
-    return "".join(letter for letter, _ in itertools.groupby(chr(64 + char_class(c))
-                                                             for c in form))
-
-
 @dataclass(frozen=True)
 class Token:
     """A token of the input text.
@@ -241,302 +143,6 @@ def _token_offsets(text: str, tokens: Sequence[SurfaceToken]) -> list[tuple[int,
             return None
         spans.append((start, pos))
     return spans if text[pos:].isspace() or pos == len(text) else None
-
-
-class MultiwordLexicon:
-    """Expansions of surface tokens into syntactic words, learned from range lines.
-
-    Parameters
-    ----------
-    forms:
-        Lowercased surface form -> lowercased words, for every training form whose most
-        frequent analysis the rules would get wrong (a one-word tuple keeps it whole).
-    rules:
-        Lowercased suffix -> ``(rest of the first word, following words...)``: a form
-        ending in the suffix becomes its remaining prefix followed by these, as
-        "bush's" -> "bush" + "" | "'s" (the full-form and suffix rules of UDPipe's
-        ``multiword_splitter``, Straka et al., 2016).
-    ambiguous:
-        Lowercased surface form -> its two most frequent training analyses, the one with
-        fewer words first, for the forms that :meth:`expand_sentence` decides in context
-        ("its" -> ``(("its",), ("it", "s"))``).
-    weights:
-        ``float32 (2**bits,)`` weights of that context model (None without ambiguous
-        forms): the second analysis is chosen when its features' weights sum above zero.
-
-    Notes
-    -----
-    Candidate rules come from the training multiword tokens, with the shortest suffix
-    that tells the words apart and up to ``context`` more characters ("'s"; "daki" ->
-    "da" | "ki"). A rule is kept when the training tokens ending in its suffix (and longer
-    than it) get their analysis right by the rule at least ``min_count`` times and at a
-    rate of at least ``min_precision``; the longest matching rule applies. Words take their case
-    from the surface form when they spell it; otherwise an all-uppercase form gives
-    uppercase words and a capitalized form a capitalized first word.
-
-    A form seen with two analyses, the less frequent at least ``min_context_count``
-    times, is decided by an averaged perceptron trained on its training occurrences: the
-    features (:func:`_context_features`) are the form, the two tokens before and after
-    it, their shapes and its capitalization, all conjoined with the form (without
-    apostrophes, so "it's" and "its" share what they learn). In English EWT "its" is
-    the possessive 164 times and "it" + "s" (for "it's") 57 times: the possessive in
-    "its own", the contraction in "its a", "its not".
-    """
-
-    def __init__(self, forms: dict[str, tuple[str, ...]], rules: dict[str, tuple[str, ...]],
-                 ambiguous: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] | None = None,
-                 weights: np.ndarray | None = None, word_classes: dict[str, str] | None = None):
-        self.forms = forms
-        self.rules = rules
-        self.ambiguous = dict(ambiguous or {})
-        self.weights = weights
-        self.word_classes = dict(word_classes or {})
-        if self.ambiguous and weights is None:
-            raise ValueError("ambiguous forms need context weights")
-        self._longest = max(map(len, rules), default=0)
-
-    @classmethod
-    def fit(cls, tokens: Iterable[SurfaceToken], *, min_count: int = 2,
-            min_precision: float = 0.5, context: int = 3, ends: Sequence[bool] | None = None,
-            min_context_count: int = 5, context_bits: int = 18, epochs: int = 5,
-            seed: int = 0, word_classes: dict[str, str] | None = None) -> "MultiwordLexicon":
-        """Learn from the surface tokens of a training treebank, in text order.
-
-        ``ends`` says after which tokens a sentence ends (default: only after the last);
-        the context of an ambiguous form does not reach across it. A form is decided in
-        context when its second most frequent analysis was seen ``min_context_count``
-        times; the perceptron has ``2**context_bits`` weights and makes ``epochs``
-        passes in orders drawn from ``seed``. ``word_classes`` (lowercased word -> its
-        most frequent UPOS in training, see :func:`word_classes`) gives the context model
-        the classes of the neighbouring tokens; it is kept only with ambiguous forms.
-        """
-        tokens = list(tokens)
-        analyses = Counter((t.form.lower(), tuple(w.lower() for w in t.words)) for t in tokens)
-        candidates: dict[str, set[tuple[str, ...]]] = {}
-        for form, words in analyses:
-            for suffix, expansion in _rules_of(form, words, context) if len(words) > 1 else ():
-                candidates.setdefault(suffix, set()).add(expansion)
-        longest = max(map(len, candidates), default=0)
-        totals: Counter[str] = Counter()
-        hits: Counter[tuple[str, tuple[str, ...]]] = Counter()
-        for (form, words), count in analyses.items():
-            for size in range(1, min(len(form) - 1, longest) + 1):
-                suffix = form[-size:]
-                for expansion in candidates.get(suffix, ()):
-                    hits[suffix, expansion] += count * (_apply(form, suffix, expansion) == words)
-                totals[suffix] += count * (suffix in candidates)
-        rules: dict[str, tuple[str, ...]] = {}
-        for (suffix, expansion), hit in sorted(hits.items(), key=lambda kv: -kv[1]):
-            if suffix not in rules and hit >= min_count and hit >= min_precision * totals[suffix]:
-                rules[suffix] = expansion
-        by_rule = cls({}, rules)
-        seen: dict[str, list[tuple[tuple[str, ...], int]]] = {}  # analyses, most frequent first
-        for (form, words), count in analyses.most_common():
-            seen.setdefault(form, []).append((words, count))
-        forms = {form: ranked[0][0] for form, ranked in seen.items()
-                 if by_rule._analyse(form) != ranked[0][0]}
-        ambiguous: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-        for form, ranked in seen.items():
-            if len(ranked) > 1 and ranked[1][1] >= min_context_count:
-                # the analysis with fewer words first ("its" before "it" + "s")
-                pair = sorted((ranked[0][0], ranked[1][0]), key=len)
-                ambiguous[form] = (pair[0], pair[1])
-        weights, classes = None, None
-        if ambiguous:
-            classes = word_classes or {}
-            weights = _fit_context(tokens, ambiguous, ends, context_bits, epochs, seed, classes)
-        logger.info("multiword lexicon: %d rules, %d forms, %d decided in context", len(rules),
-                    len(forms), len(ambiguous))
-        return cls(forms, rules, ambiguous, weights, classes)
-
-    def expand(self, form: str) -> tuple[str, ...]:
-        """The syntactic words of the surface token ``form`` (``(form,)`` if not multiword).
-
-        Examples
-        --------
-        >>> lexicon = MultiwordLexicon({"gonna": ("gon", "na")}, {"n't": ("", "n't")})
-        >>> lexicon.expand("Gonna"), lexicon.expand("DON'T"), lexicon.expand("dog")
-        (('Gon', 'na'), ('DO', "N'T"), ('dog',))
-        """
-        return _spelled(form, self._analyse(form.lower()))
-
-    def expand_sentence(self, forms: Sequence[str]) -> list[tuple[str, ...]]:
-        """The syntactic words of each surface token of a sentence.
-
-        As :meth:`expand`, except that a form seen in training with two analyses (say
-        "its": the possessive, or "it" + "s" for "it's") gets the one the context model
-        prefers given its neighbours.
-
-        Examples
-        --------
-        >>> lexicon = MultiwordLexicon({}, {}, {"its": (("its",), ("it", "s"))},
-        ...                            np.zeros(1 << 4, np.float32))
-        >>> lexicon.expand_sentence(["Its", "tail"])      # zero weights: the first analysis
-        [('Its',), ('tail',)]
-        """
-        out = [self.expand(form) for form in forms]
-        for i, form in enumerate(forms):
-            choice = self.ambiguous.get(form.lower())
-            if choice is not None:
-                score = self.weights[_context_features(forms, i, self.context_bits,
-                                                       self.word_classes)].sum()
-                out[i] = _spelled(form, choice[1] if score > 0 else choice[0])
-        return out
-
-    @property
-    def context_bits(self) -> int:
-        """``log2`` of the number of context weights (0 without a context model)."""
-        return 0 if self.weights is None else int(self.weights.shape[0]).bit_length() - 1
-
-    def _analyse(self, form: str) -> tuple[str, ...]:
-        if form in self.forms:
-            return self.forms[form]
-        for size in range(min(len(form) - 1, self._longest), 0, -1):
-            expansion = self.rules.get(form[-size:])
-            if expansion is not None:
-                return _apply(form, form[-size:], expansion)
-        return (form,)
-
-    def to_json(self) -> dict:
-        """JSON-able data; the context weights sparse, as their non-zero positions and
-        values (a lexicon without ambiguous forms has neither)."""
-        data = {"forms": {f: list(w) for f, w in sorted(self.forms.items())},
-                "rules": {s: list(e) for s, e in sorted(self.rules.items())}}
-        if self.ambiguous:
-            index = np.flatnonzero(self.weights)
-            data["ambiguous"] = {f: [list(a), list(b)] for f, (a, b) in
-                                 sorted(self.ambiguous.items())}
-            data["context_bits"] = self.context_bits
-            data["context_index"] = index.tolist()
-            data["context_value"] = [float(v) for v in self.weights[index]]
-            data["word_classes"] = dict(sorted(self.word_classes.items()))
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict) -> "MultiwordLexicon":
-        ambiguous, weights = {}, None
-        if data.get("ambiguous"):
-            ambiguous = {f: (tuple(a), tuple(b)) for f, (a, b) in data["ambiguous"].items()}
-            bits = int(data["context_bits"])
-            index = np.asarray(data["context_index"], dtype=np.int64)
-            value = np.asarray(data["context_value"], dtype=np.float32)
-            if (not 1 <= bits <= 30 or index.shape != value.shape
-                    or np.any((index < 0) | (index >= 1 << bits))):
-                raise ValueError(f"multiword context: bad sparse weights for 2**{bits} features")
-            weights = np.zeros(1 << bits, dtype=np.float32)
-            weights[index] = value
-        return cls({f: tuple(w) for f, w in data["forms"].items()},
-                   {s: tuple(e) for s, e in data["rules"].items()}, ambiguous, weights,
-                   data.get("word_classes"))
-
-
-def word_classes(sentences: Iterable[Sentence], min_count: int = 2) -> dict[str, str]:
-    """Lowercased word -> its most frequent UPOS, for the words seen ``min_count`` times
-    with a UPOS (the features of the multiword context model: "its" + DET, as in "its
-    the best", is "it" + "s")."""
-    counts = Counter((form.lower(), upos) for s in sentences
-                     for form, upos in zip(s.forms[1:], s.upos[1:]) if upos != "_")
-    totals: Counter[str] = Counter()
-    best: dict[str, str] = {}
-    for (form, upos), count in counts.most_common():
-        totals[form] += count
-        best.setdefault(form, upos)
-    return {form: upos for form, upos in best.items() if totals[form] >= min_count}
-
-
-def _context_features(forms: Sequence[str], i: int, bits: int,
-                      classes: dict[str, str]) -> np.ndarray:
-    """``int64`` weight indices of the context of ``forms[i]`` in its sentence ``forms``:
-    the lowercased form alone, with each of the two tokens before and after it, with
-    pairs of them, with the next token's shape, with the classes (``classes``, else the
-    shape) of the tokens around it, and with its own capitalization."""
-    def lower(k: int) -> str:
-        return forms[k].lower() if 0 <= k < len(forms) else "<s>" if k < 0 else "</s>"
-
-    def shape(k: int) -> str:
-        return _shape(forms[k]) if 0 <= k < len(forms) else "<s>" if k < 0 else "</s>"
-
-    def word_class(k: int) -> str:
-        return classes.get(lower(k)) or shape(k)
-
-    form = forms[i].lower()
-    f = "".join(c for c in form if c not in _APOSTROPHES)
-    p2, p1, n1, n2 = lower(i - 2), lower(i - 1), lower(i + 1), lower(i + 2)
-    templates = (("b", form), ("b", f), ("p", f, p1), ("n", f, n1), ("pp", f, p2, p1),
-                 ("nn", f, n1, n2), ("pn", f, p1, n1), ("ns", f, shape(i + 1)),
-                 ("ns2", f, shape(i + 1), shape(i + 2)),
-                 ("nc", f, word_class(i + 1)), ("nc2", f, word_class(i + 1), word_class(i + 2)),
-                 ("pc", f, word_class(i - 1)),
-                 ("c", f, _shape(forms[i][:1]), str(i == 0)))
-    mask = (1 << bits) - 1
-    return np.array([_stable_hash("\x1f".join(t)) & mask for t in templates], dtype=np.int64)
-
-
-def _fit_context(tokens: Sequence[SurfaceToken],
-                 ambiguous: dict[str, tuple[tuple[str, ...], tuple[str, ...]]],
-                 ends: Sequence[bool] | None, bits: int, epochs: int, seed: int,
-                 classes: dict[str, str]) -> np.ndarray:
-    """The perceptron that picks the second analysis of an ambiguous form (score > 0),
-    trained on every training token of such a form that has one of its two analyses."""
-    if ends is None:
-        ends = [False] * (len(tokens) - 1) + [True]
-    rows, labels = [], []
-    first = 0
-    for k, end in enumerate(ends):
-        if not end:
-            continue
-        sentence = tokens[first:k + 1]
-        forms = [t.form for t in sentence]
-        for i, t in enumerate(sentence):
-            choice = ambiguous.get(forms[i].lower())
-            words = tuple(w.lower() for w in t.words)
-            if choice is not None and words in choice:
-                rows.append(_context_features(forms, i, bits, classes))
-                labels.append(words == choice[1])
-        first = k + 1
-    features = np.array(rows, dtype=np.int32).reshape(len(rows), -1)
-    rng = np.random.default_rng(seed)
-    orders = np.stack([rng.permutation(len(rows)) for _ in range(epochs)])
-    return kernels.perceptron_fit(features, np.array(labels, dtype=bool), orders, bits)
-
-
-def _rules_of(form: str, words: tuple[str, ...], context: int
-              ) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """The suffix rules that turn ``form`` into ``words`` when the first word starts like
-    the form: the shortest, ("don't", ("do", "n't")) -> ("n't", ("", "n't")), and those
-    with up to ``context`` more characters of the first word, ("o", ("o", "n't"))."""
-    p = 0
-    while p < min(len(form), len(words[0])) and form[p] == words[0][p]:
-        p += 1
-    if p == len(form):
-        return
-    for q in range(p, max(p - context, 1) - 1, -1):
-        yield form[q:], (words[0][q:],) + words[1:]
-
-
-def _spelled(form: str, words: tuple[str, ...]) -> tuple[str, ...]:
-    """The syntactic words ``words`` (lowercased) of the surface token ``form``, in its
-    case; ``(form,)`` when it is one word."""
-    return (form,) if len(words) == 1 else _restore_case(form, words)
-
-
-def _apply(form: str, suffix: str, expansion: tuple[str, ...]) -> tuple[str, ...]:
-    return (form[:len(form) - len(suffix)] + expansion[0],) + expansion[1:]
-
-
-def _restore_case(form: str, words: tuple[str, ...]) -> tuple[str, ...]:
-    lower = form.lower()
-    if len(lower) == len(form) and "".join(words) == lower:
-        out, pos = [], 0
-        for w in words:
-            out.append(form[pos:pos + len(w)])
-            pos += len(w)
-        return tuple(out)
-    if len(form) > 1 and form.isupper():
-        return tuple(w.upper() for w in words)
-    if form[:1].isupper():
-        return (words[0][:1].upper() + words[0][1:],) + words[1:]
-    return words
 
 
 class Tokenizer:
@@ -757,7 +363,7 @@ class Tokenizer:
             if row is None:
                 lower = form.lower()
                 row = cache[form] = (
-                    _stable_hash(lower), _stable_hash(form), _stable_hash(_shape(form)),
+                    stable_hash(lower), stable_hash(form), stable_hash(word_shape(form)),
                     char_class(form[0]), ord(form[0]), ord(form[-1]),
                     NO_SPACE, int(lower in self.abbreviations_), min(len(form), 10))
             attrs[k] = row
@@ -797,7 +403,7 @@ class Tokenizer:
         if not shown:
             return None
         scripts = "; ".join(f"{script}, {n:,} character{'s' * (n > 1)} ({100 * n / total:.0f}% "
-                            f"of the letters), first at {_first_place(text, script)}"
+                            f"of the letters), first at {first_place(text, script)}"
                             for script, n in shown.items())
         return (f"text in a script that the model's tokenizer was not trained on: {scripts}; "
                 "the tokenizer never learnt where its words and sentences end, so runs of it "

@@ -20,8 +20,8 @@ from polyparse.corpora.alignment import (F1, Segmentation, SurfaceToken, Word, a
                                          evaluate_segmentation, sentence_tokens, span_f1)
 from polyparse.corpora.conllu_io import read_conllu
 from polyparse.corpora.sentence import Sentence
-from polyparse.corpora.tokenizer import (MultiwordLexicon, Tokenizer, _encode, _gaps, _tie_symbols,
-                                         raw_text, word_classes)
+from polyparse.corpora.multiword import MultiwordLexicon, word_classes
+from polyparse.corpora.tokenizer import Tokenizer, _encode, _gaps, _tie_symbols, raw_text
 
 from conftest import UD  # noqa: E402  (the shared treebanks, $POLYPARSE_UD)
 
