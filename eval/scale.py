@@ -64,6 +64,7 @@ def timed_parse(parser, text: bytes, client=None, times=None) -> dict:
     each stage as seen from the client, and the output."""
     from polyparse.corpora.conllu_io import read_conllu, write_conllu
     from polyparse.parser import cluster, pipeline
+    from polyparse.parser.analysis import ParseOptions
 
     began = time.perf_counter()
     sentences = list(read_conllu(io.BytesIO(text)))
@@ -71,10 +72,10 @@ def timed_parse(parser, text: bytes, client=None, times=None) -> dict:
     began = time.perf_counter()
     chunks = pipeline._chunks(sentences, pipeline.CHUNK)
     if client is None:
-        parsed = [s for chunk in chunks for s in parser.parse_chunk(chunk, False)]
+        parsed = [s for chunk in chunks for s in parser.parse_chunk(chunk)]
     else:
-        parsed = list(cluster.parse_on_cluster(parser, chunks, client, False, None, False,
-                                               None, times=times))
+        parsed = list(cluster.parse_on_cluster(parser, chunks, client, ParseOptions(),
+                                               times=times))
     parse = time.perf_counter() - began
     began = time.perf_counter()
     out = io.StringIO()

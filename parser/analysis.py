@@ -12,7 +12,10 @@ import numpy as np
 
 from polyparse.corpora.sentence import Sentence
 from polyparse.decoders import Certificate, DecodeResult
+from polyparse.learning.confidence import Temperatures
 from polyparse.learning.model import Example
+
+from .constraints import Constraints
 
 
 @dataclass(frozen=True)
@@ -114,3 +117,22 @@ class Plain(NamedTuple):
     S: np.ndarray | None
     example: Example | None
     label_scores: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class ParseOptions:
+    """What parsing does with each sentence of a chunk (:meth:`Parser.parse
+    <parser.pipeline.Parser.parse>`, wherever the chunk is parsed: in this process, a
+    worker of ``--jobs`` or of a Dask cluster)."""
+
+    retag: bool = False
+    """Tag and lemmatize the sentence first."""
+    kbest: int | None = None
+    """Give its ``kbest`` best trees instead of one."""
+    certify: bool = False
+    """Add the ``# decoding = ...`` comment of its certificate."""
+    confidence: Temperatures | None = None
+    """Add head and label probabilities at these temperatures."""
+    constraints: Constraints | None = None
+    """The user's constraints."""
+

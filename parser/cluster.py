@@ -34,6 +34,7 @@ from polyparse.learning.mixing import ShardEpoch, SparseWeights, shard_epoch, sh
 
 from .config import config_decoder
 from . import parser_file
+from .analysis import ParseOptions
 from .workers import ChunkParser, collect, parse_counted
 
 try:
@@ -181,7 +182,8 @@ class _ModelPlugin(WorkerPlugin):
         parser.decoder = self.decoder
         parser.use_ud_rules = self.use_ud_rules
         # load the compiled tagging and parsing kernels now, before the chunks come
-        parser.parse_chunk([Sentence.from_words(["Go", "."])], parser.tagger is not None)
+        parser.parse_chunk([Sentence.from_words(["Go", "."])],
+                           ParseOptions(retag=parser.tagger is not None))
         _LOADED[self.name] = parser
 
     def teardown(self, worker=None) -> None:
@@ -223,8 +225,8 @@ def _workers_dying() -> Iterator[None]:
                            .splitlines()[0]) from None
 
 
-def _parse_task(name: str, chunk: list[Sentence], *options):
-    return parse_counted(_LOADED[name], chunk, *options)
+def _parse_task(name: str, chunk: list[Sentence], options: ParseOptions):
+    return parse_counted(_LOADED[name], chunk, options)
 
 
 class ShippingTimes:
@@ -236,12 +238,13 @@ class ShippingTimes:
         self.weights = 0.0
 
 
-def parse_on_cluster(parser: ChunkParser, chunks: Iterator[list[Sentence]], client, *options,
+def parse_on_cluster(parser: ChunkParser, chunks: Iterator[list[Sentence]], client,
+                     options: ParseOptions, *,
                      in_flight: int | None = None,
                      times: ShippingTimes | None = None) -> Iterator[Sentence]:
     """The parsed sentences of ``chunks``, in input order, each chunk parsed on a worker
-    of ``client`` as :meth:`Parser.parse_chunk` does for ``options`` (its arguments after
-    the chunk); the workers' certificate counts are added to ``parser.decodings``.
+    of ``client`` as :meth:`Parser.parse_chunk` does for ``options``; the workers'
+    certificate counts are added to ``parser.decodings``.
 
     Streams: at most ``in_flight`` chunks (default: twice the workers' threads) are out
     or waiting to be handed on in order, whatever the length of the input. The model
@@ -269,7 +272,7 @@ def parse_on_cluster(parser: ChunkParser, chunks: Iterator[list[Sentence]], clie
                     if chunk is None:
                         more = False
                         break
-                    future = client.submit(_parse_task, name, chunk, *options, pure=False)
+                    future = client.submit(_parse_task, name, chunk, options, pure=False)
                     index[future] = submitted
                     running.add(future)
                     submitted += 1

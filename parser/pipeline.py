@@ -24,7 +24,7 @@ from polyparse.learning.model import LinearModel
 from polyparse.learning.trainers import TrainReport
 
 from . import fit, kbest_constrained, parser_file
-from .analysis import kbest_copies
+from .analysis import ParseOptions, kbest_copies
 from .cluster import parse_on_cluster
 from .config import TrainConfig
 from .constraints import Constraints
@@ -143,15 +143,12 @@ class Parser(Decoding):
             raise ValueError("parse either on a Dask cluster or on local processes (jobs), "
                              "not both")
         chunks = _chunks(sentences, CHUNK)
+        options = ParseOptions(retag, kbest, certify, confidence, constraints)
         if client is not None:
-            return parse_on_cluster(self, chunks, client, retag, kbest, certify, confidence,
-                                    constraints)
+            return parse_on_cluster(self, chunks, client, options)
         if jobs > 1:
-            return parse_in_processes(self, chunks, jobs, retag, kbest, certify, confidence,
-                                      constraints)
-        return (parsed for chunk in chunks
-                for parsed in self.parse_chunk(chunk, retag, kbest, certify, confidence,
-                                               constraints))
+            return parse_in_processes(self, chunks, jobs, options)
+        return (parsed for chunk in chunks for parsed in self.parse_chunk(chunk, options))
 
     def kbest(self, sentence: Sentence, k: int, constraints: Constraints | None = None
               ) -> list[tuple[Sentence, float]]:
@@ -166,17 +163,18 @@ class Parser(Decoding):
         (:func:`kbest_copies`)."""
         return kbest_copies(self.kbest(sentence, k, constraints))
 
-    def parse_chunk(self, chunk: list[Sentence], retag: bool, kbest: int | None = None,
-                    certify: bool = False, confidence: Temperatures | None = None,
-                    constraints: Constraints | None = None) -> list[Sentence]:
-        """Tag (with ``retag``) and parse one chunk of sentences (with ``kbest``: the
-        copies of :meth:`parse_kbest`, one sentence after another; otherwise annotated
-        as ``certify`` and ``confidence`` ask, :meth:`parse`)."""
-        if retag:
+    def parse_chunk(self, chunk: list[Sentence], options: ParseOptions = ParseOptions()
+                    ) -> list[Sentence]:
+        """Tag (with ``options.retag``) and parse one chunk of sentences (with
+        ``kbest``: the copies of :meth:`parse_kbest`, one sentence after another;
+        otherwise annotated as ``certify`` and ``confidence`` ask, :meth:`parse`)."""
+        if options.retag:
             chunk = self.tag(chunk)
-        if kbest is not None:
-            return [copy for s in chunk for copy in self.parse_kbest(s, kbest, constraints)]
-        return [self.analyze(s, confidence, constraints).annotated(certify) for s in chunk]
+        if options.kbest is not None:
+            return [copy for s in chunk
+                    for copy in self.parse_kbest(s, options.kbest, options.constraints)]
+        return [self.analyze(s, options.confidence, options.constraints
+                             ).annotated(options.certify) for s in chunk]
 
     def tag(self, sentences: Sequence[Sentence]) -> list[Sentence]:
         """Copies of ``sentences`` with the tagger's UPOS, XPOS and FEATS, and the

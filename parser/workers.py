@@ -14,6 +14,8 @@ from polyparse.corpora.sentence import Sentence
 from polyparse.corpora.signals import end_pool, in_worker, stops_to_main_thread
 from polyparse.decoders import CertificateCounts
 
+from .analysis import ParseOptions
+
 
 class ChunkParser(Protocol):
     """What the executors (``--jobs``, Dask) need of a parser
@@ -24,7 +26,7 @@ class ChunkParser(Protocol):
     tagger: object
     decodings: CertificateCounts
 
-    def parse_chunk(self, chunk: list[Sentence], *options) -> list[Sentence]: ...
+    def parse_chunk(self, chunk: list[Sentence], options: ParseOptions) -> list[Sentence]: ...
 
     def save(self, path: str | Path) -> None: ...
 
@@ -33,10 +35,10 @@ class ChunkParser(Protocol):
 
 
 def parse_in_processes(parser: ChunkParser, chunks: Iterator[list[Sentence]], jobs: int,
-                       *options) -> Iterator[Sentence]:
+                       options: ParseOptions) -> Iterator[Sentence]:
     """The parsed sentences of ``chunks``, in order, as :meth:`Parser.parse_chunk` gives
-    them for ``options`` (its arguments after the chunk: ``retag, kbest, certify,
-    confidence``); the workers' certificate counts are added to ``parser.decodings``."""
+    them for ``options``; the workers' certificate counts are added to
+    ``parser.decodings``."""
     global _WORKER
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
@@ -54,7 +56,7 @@ def parse_in_processes(parser: ChunkParser, chunks: Iterator[list[Sentence]], jo
     try:
         pending: deque = deque()
         for chunk in chunks:
-            pending.append(pool.apply_async(_parse_in_worker, (chunk, *options)))
+            pending.append(pool.apply_async(_parse_in_worker, (chunk, options)))
             if len(pending) >= 2 * jobs:
                 yield from collect(parser, pending.popleft().get())
         while pending:
@@ -78,7 +80,7 @@ def in_child(function, *args):
         end_pool(pool)
 
 
-def parse_counted(parser: ChunkParser, chunk: list[Sentence], *options
+def parse_counted(parser: ChunkParser, chunk: list[Sentence], options: ParseOptions
                   ) -> tuple[list[Sentence], CertificateCounts]:
     """What a worker (a process of ``--jobs``, or a Dask worker of ``--dask``) does with
     one chunk: :meth:`Parser.parse_chunk` for ``options``, and the certificates of the
@@ -87,7 +89,7 @@ def parse_counted(parser: ChunkParser, chunk: list[Sentence], *options
     result wherever it runs, so a chunk whose worker died is parsed again elsewhere."""
     worker = copy.copy(parser)
     worker.decodings = CertificateCounts()
-    return worker.parse_chunk(chunk, *options), worker.decodings
+    return worker.parse_chunk(chunk, options), worker.decodings
 
 
 def collect(parser: ChunkParser, done: tuple[list[Sentence], CertificateCounts]
@@ -109,9 +111,10 @@ def _init_worker(cls: type, path: str | None) -> None:
     if _WORKER is None:             # spawned, not forked: load the model once
         _WORKER = cls.load(path)
     # load the compiled tagging and parsing kernels now, while the parent reads input
-    _WORKER.parse_chunk([Sentence.from_words(["Go", "."])], _WORKER.tagger is not None)
+    _WORKER.parse_chunk([Sentence.from_words(["Go", "."])],
+                        ParseOptions(retag=_WORKER.tagger is not None))
 
 
-def _parse_in_worker(chunk: list[Sentence], *options
+def _parse_in_worker(chunk: list[Sentence], options: ParseOptions
                      ) -> tuple[list[Sentence], CertificateCounts]:
-    return parse_counted(_WORKER, chunk, *options)
+    return parse_counted(_WORKER, chunk, options)
