@@ -80,6 +80,13 @@ def build_parts(n: int, arcs: np.ndarray | None = None, *, order: str = "1",
     return Parts(n=n, index=np.concatenate([rows for _, rows in blocks]), offsets=offsets)
 
 
+
+def part_types(**options) -> frozenset[PartType]:
+    """The part types of a model whose parts :func:`build_parts` makes with ``options``
+    (``order``, ``consecutive_siblings``, ...): those of a three-word sentence, which has
+    one of every type the options give."""
+    return frozenset(build_parts(3, **options).offsets)
+
 def _rows(part_type: PartType, h: np.ndarray, m: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Stack index columns ``(type, h, m, x)`` into an ``int64 (k, 4)`` block."""
     out = np.empty((len(h), 4), dtype=np.int64)

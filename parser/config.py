@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from polyparse.decoders import Decoder, make_decoder, preferred_decoder
-from polyparse.decoders.higher_order import build_parts
+from polyparse.decoders.higher_order import part_types
 
 
 @dataclass
@@ -36,7 +36,7 @@ class TrainConfig:
     """
 
     trainer: str = "ssg"
-    decoder: str = "mst"
+    decoder: str | None = None                     # default: default_decoder(parts)
     single_root: bool = True
     epochs: int = 10
     seed: int = 0
@@ -53,6 +53,10 @@ class TrainConfig:
     lemmas: bool | None = None
     ud_rules: bool = True                          # learn UD's validator rules (UD data)
     mixing: dict | None = None
+
+    def __post_init__(self) -> None:
+        if self.decoder is None:
+            self.decoder = default_decoder(self.parts)
 
     @property
     def shards(self) -> int | None:
@@ -93,7 +97,7 @@ def default_decoder(parts: dict) -> str:
     consecutive siblings: the ILP's trees at 27-30x its speed at order 2 and 29-34x at
     full order on en_ewt dev, ``eval/results/decoders_en_ewt_full.md``), else the
     ILP."""
-    return preferred_decoder(frozenset(build_parts(3, **parts).offsets))
+    return preferred_decoder(part_types(**parts))
 
 
 def config_decoder(config: TrainConfig) -> Decoder:
@@ -104,7 +108,7 @@ def config_decoder(config: TrainConfig) -> Decoder:
 
 def check_decoder(config: TrainConfig, decoder: Decoder) -> Decoder:
     """``decoder``, if it takes every part type of ``config``'s model; else ValueError."""
-    if not set(build_parts(3, **config.parts).offsets) <= decoder.part_types:
+    if not part_types(**config.parts) <= decoder.part_types:
         raise ValueError(f"decoder {decoder.name!r} cannot decode order {config.order} "
                          "models (use ilp or lp)")
     return decoder

@@ -45,7 +45,7 @@ import time
 import numpy as np
 
 from polyparse.decoders import PartType, hamming_cost
-from polyparse.decoders.higher_order import build_parts
+from polyparse.decoders.higher_order import part_types
 from polyparse.decoders.matrix_tree import IllConditionedError, arc_marginals
 from polyparse.decoders.trees import chu_liu_edmonds
 
@@ -153,7 +153,7 @@ class ExtragradientTrainer(Trainer):
 
     def check_parts(self, options):
         """Order 1 only: arcs are the only parts."""
-        if set(build_parts(3, **options).offsets) != {PartType.ARC}:
+        if part_types(**options) != {PartType.ARC}:
             raise ValueError(_ORDER_1_ONLY.format(options.get("order", "1")))
 
     # -- the pieces -----------------------------------------------------------------
