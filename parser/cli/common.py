@@ -24,11 +24,16 @@ from .flags import add_flags, chosen
 
 log = logging.getLogger("polyparse")
 
-QUIET_HELP = ("quiet: no progress and no summary line on standard error, only warnings and "
-              "errors (and what an option asks for, such as --certify's summary); before "
-              "or after the command's name")
+QUIET_HELP = ("no progress and no summary line on standard error, only warnings, errors "
+              "and what an option asks for")
 
 TEXT_SUFFIXES = frozenset({".txt"})
+
+
+def names(registry: dict) -> str:
+    """The names of a registry's components, for a help text: ``a, b or c``."""
+    ordered = sorted(registry)
+    return ", ".join(ordered[:-1]) + " or " + ordered[-1] if len(ordered) > 1 else ordered[0]
 
 
 def given(**options) -> dict:
@@ -50,26 +55,23 @@ def add_input_flags(p) -> None:
     p.add_argument("--text", metavar="TEXT", help="raw text to parse (instead of --input)")
     p.add_argument("--input", metavar="FILE", help="input (default: standard input)")
     p.add_argument("--format", choices=["auto", "conllu", "conllx", "text"], default="auto",
-                   help="input format: text is plain text (paragraphs separated by blank "
-                        "lines); default: from the file suffix (.txt: text, .conll/.conllx: "
-                        "CoNLL-X, else CoNLL-U; CoNLL-U on standard input)")
+                   help="input format; text: paragraphs separated by blank lines (default: "
+                        "by the suffix, .txt text, .conll/.conllx CoNLL-X, else CoNLL-U)")
     add_max_words_flag(p)
 
 
 def add_max_words_flag(p) -> None:
     p.add_argument("--max-words", type=int, default=MAX_SENTENCE_WORDS, metavar="N",
                    help="raw text: cut a sentence longer than N words where the sentence "
-                        f"model likes it best (default {MAX_SENTENCE_WORDS}; 0: never), so "
-                        "that text without punctuation does not become one sentence")
+                        "model likes it best (0: never; default %(default)s)")
 
 
 def add_lp_max_words_flag(p) -> None:
     from ..views import DEFAULT_LP_MAX_WORDS
 
     p.add_argument("--lp-max-words", type=int, default=DEFAULT_LP_MAX_WORDS, metavar="N",
-                   help="--lp: the LP of a sentence longer than N words is not solved (a "
-                        "note says so), as an unpruned first-order LP grows as n^3: 5 s and "
-                        f"0.8 GB at 60 words (default {DEFAULT_LP_MAX_WORDS}; 0: no cap)")
+                   help="--lp: do not solve the LP of a sentence longer than N words (a "
+                        "note says so; 0: no cap; default %(default)s)")
 
 
 def lp_max_words(args) -> int | None:
@@ -148,14 +150,11 @@ def add_decoding_flags(p) -> None:
     """How ``parse``, ``draw`` and ``serve`` decode: ``--confidence-temperature``,
     ``--decoder`` and the decoders' options."""
     p.add_argument("--confidence-temperature", default=None, metavar="T[,T_LABEL]",
-                   help="temperatures dividing the arc scores and the label scores for "
-                        "--confidence (one value: both; default 1), fitted on held-out "
-                        "data as eval/confidence.py does")
+                   help="temperatures dividing the arc and the label scores for "
+                        "--confidence (one value: both; default 1)")
     p.add_argument("--decoder", default=None, metavar="D",
-                   help="decode with D (mst, eisner, lp, ad3, ilp) instead of the decoder the "
-                        "model was trained with; it must handle the model's parts (order 1: "
-                        "any; higher orders: lp or ilp; order 2 with all-pairs siblings: "
-                        "also ad3)")
+                   help=f"decoder: {names(DECODERS)}, one that decodes the model's parts "
+                        "(default: the model's own)")
     add_flags(p, DECODERS, "decoder options (with --decoder, or for the model's decoder; "
                            "each for the decoders in brackets)")
 
@@ -231,9 +230,11 @@ def temperatures(args, asked: bool):
 
 # -- dask and the cache ----------------------------------------------------------------
 
-def add_dask_flag(p, text: str) -> None:
+def add_dask_flag(p, work: str, note: str) -> None:
+    """``--dask``: ``work`` (``parse``) on a Dask cluster, and a ``note`` on it."""
     p.add_argument("--dask", metavar="ADDRESS", default=None,
-                   help=text + " (needs pip install 'polyparse[dask]')")
+                   help=f"{work} on the Dask scheduler at ADDRESS (host:port) or on N local "
+                        f"worker processes (local:N); {note} (needs polyparse[dask])")
 
 
 def check_dask(address: str | None) -> None:

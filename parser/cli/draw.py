@@ -40,23 +40,19 @@ def add(sub) -> None:
     output = p.add_mutually_exclusive_group(required=True)
     output.add_argument("--html", metavar="OUT.html", help="one HTML page of all sentences")
     output.add_argument("--svg-dir", metavar="DIR", help="one SVG file per sentence, "
-                        "DIR/0001.svg, DIR/0002.svg, ...; DIR is replaced as a whole when "
-                        "done, so it must be new, empty or hold only such files")
+                        "DIR/0001.svg, ...; DIR must be new, empty or hold only such files")
     p.add_argument("--lp", action="store_true",
-                   help="also draw the LP relaxation: the arcs of its solution with opacity "
-                        "by value, the tree it rounds to (dashed), its certificate and gap "
-                        "(needs --model; first-order LPs are integral)")
+                   help="also draw the LP relaxation: its arcs by value, the tree it rounds "
+                        "to, its certificate and gap (needs --model)")
     add_lp_max_words_flag(p)
     p.add_argument("--kbest", type=int, default=None, metavar="K",
-                   help="draw the K best trees side by side, the arcs where each differs "
-                        "from the first highlighted, as parse --kbest gives them (needs "
-                        "--model)")
+                   help="draw the K best trees side by side, where each differs from the "
+                        "first highlighted (needs --model)")
     p.add_argument("--confidence", action="store_true",
-                   help="colour each arc by the probability of its head and each label by "
-                        "its own, red (0) to green (1), as parse --confidence computes them "
+                   help="colour arcs and labels by their probability, red (0) to green (1) "
                         "(needs --model)")
-    p.add_argument("--gold", metavar="G", help="a gold treebank with the same sentences and "
-                   "words: heads and labels that differ from it are drawn in red")
+    p.add_argument("--gold", metavar="G", help="a gold treebank of the same sentences: heads "
+                   "and labels that differ from it are drawn in red")
     add_decoding_flags(p)
     p.set_defaults(run=run)
 

@@ -40,17 +40,13 @@ def add(sub) -> None:
     system = p.add_mutually_exclusive_group(required=True)
     system.add_argument("--pred", metavar="P", help="predicted treebank to score")
     system.add_argument("--model", metavar="M",
-                        help="score this model (.npz) on the gold file: it parses the gold "
-                             "file's own text, tokens or tags (--from) and its parse is "
-                             "scored; an honest score in one command")
+                        help="score this model (.npz): it parses the gold file's own text, "
+                             "tokens or tags (--from) and its parse is scored")
     p.add_argument("--from", dest="source", choices=list(SOURCES), default=None,
-                   help="with --model, what the model parses: " + "; ".join(
-                       f"{name}: {text}" for name, text in SOURCES.items())
-                   + " (default: the most honest the model supports, text if it has a "
-                     "tokenizer and the gold file has '# text' comments, else tokens if it "
-                     "has a tagger, else tags; the output says which)")
+                   help="what --model parses (default: the most honest the model supports; "
+                        "the output says which)")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="with --model, parse on N processes (default 1)")
+                   help="with --model, parse on N processes (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(run=run)
 

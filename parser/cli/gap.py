@@ -33,29 +33,22 @@ def add(sub) -> None:
                     "no lp_value and no gap.")
     p.add_argument("--model", required=True, metavar="M", help="model file (.npz)")
     p.add_argument("--input", required=True, metavar="FILE", help="CoNLL-U sentences")
-    p.add_argument("--jsonl", metavar="OUT", help="JSON lines file (default: standard output; "
-                   "the summary then goes to standard error)")
-    p.add_argument("--plot", metavar="OUT.png", help="plots of ILP time against gap and of "
-                   "LP and ILP time against length (needs matplotlib)")
-    p.add_argument("--solver", default="highs", help="ILP solver (default highs)")
+    p.add_argument("--jsonl", metavar="OUT", help="JSON lines file (default: standard output, "
+                   "the summary then on standard error)")
+    p.add_argument("--plot", metavar="OUT.png", help="plot ILP time against gap and LP and "
+                   "ILP time against length (needs matplotlib)")
+    p.add_argument("--solver", default="highs", help="ILP solver (default %(default)s)")
     p.add_argument("--time-limit", type=float, default=None, metavar="S",
-                   help="seconds per sentence for each decoder, all stages included "
-                        "(building, LP, rounding, branch and bound); one that runs out "
-                        "falls back to a cheaper tree and the record says fallback")
+                   help="seconds per sentence for each decoder, all stages included; out of "
+                        "time, it falls back to a cheaper tree (default: no limit)")
     p.add_argument("--flow", choices=["multi", "single"], default="multi",
-                   help="how the LP and ILP keep the arcs a tree: multi-commodity flow "
-                        "(default; tight for arc-factored scores) or single-commodity flow")
+                   help="how the LP and ILP keep the arcs a tree: multi- or single-commodity "
+                        "flow (default %(default)s)")
     p.add_argument("--no-search", action="store_true",
-                   help="round fractional LP solutions by MST alone, without the local "
-                        "search under the higher-order scores that follows by default")
+                   help="round fractional LP solutions by MST alone, without local search")
     p.add_argument("--compare", choices=["ad3"], default=None,
-                   help="also solve the LP relaxation by this decoder (AD3: orders 1 and 2; "
-                        "at full order its own, with ancestry by the tree recursion, the "
-                        "grandparent star rows, and the non-projective-arc parts of a head "
-                        "only once a tree breaks one: lazy rounds, ad3-exact's root "
-                        "relaxation, not ad3's default of one round) "
-                        "and report it beside HiGHS's: each record gets a 'compare' object "
-                        "with the same keys, and a second summary follows")
+                   help="also solve the LP relaxation by this decoder and report it beside "
+                        "HiGHS's: a 'compare' object in each record and a second summary")
     p.set_defaults(run=run)
 
 

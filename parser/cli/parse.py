@@ -28,50 +28,35 @@ def add(sub) -> None:
                                    "as CoNLL-U with # sent_id and # text. Or parse CoNLL-U: "
                                    "HEAD and DEPREL are predicted (LEMMA, UPOS, XPOS and FEATS "
                                    "too with --retag); every other column, comment, multiword-"
-                                   "token line and empty node is written back unchanged.")
+                                   "token line and empty node is written back unchanged. "
+                                   "docs/options.md says more about each option.")
     p.add_argument("--model", required=True, metavar="M", help="model file (.npz)")
     add_input_flags(p)
     p.add_argument("--output", metavar="FILE", help="output (default: standard output)")
     p.add_argument("--retag", action="store_true",
                    help="CoNLL-U input: replace LEMMA, UPOS, XPOS and FEATS by the model's "
-                        "tagger and lemmatizer (by default the given ones are kept)")
+                        "(by default the given ones are kept)")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="parse on N processes (default 1); the output is the same")
-    add_dask_flag(p, "parse chunks of sentences on the workers of the Dask scheduler at "
-                      "ADDRESS (host:port), or of a cluster of N local worker processes "
-                      "(local:N); the output is the same as with --jobs 1")
+                   help="parse on N processes, with the same output (default %(default)s)")
+    add_dask_flag(p, "parse", "the output is the same")
     p.add_argument("--kbest", type=int, default=None, metavar="K",
-                   help="write each sentence K times, its K best trees in order (fewer "
-                        "if it has fewer), each copy with the comments '# kbest_rank = r' "
-                        "and '# kbest_score = s' (the model's score of the labeled tree); "
-                        "trees that keep the UD rules and --constraints/--keep-given, the "
-                        "first the tree parse writes without --kbest; exact with an exact "
-                        "decoder (mst, ilp, ad3-exact), approximate with lp and ad3")
+                   help="write each sentence's K best trees in order, each copy with its "
+                        "'# kbest_rank' and '# kbest_score'")
     p.add_argument("--certify", action="store_true",
-                   help="add to each sentence the comment '# decoding = KIND; ...' saying "
-                        "how its tree was decoded (exact, lp-integral, mst, eisner: optimal; "
-                        "rounded, with the upper bound, score and gap; time-limit, with the "
-                        "stage) and print on stderr the share certified optimal")
+                   help="say in '# decoding = ...' how each tree was decoded (optimal, "
+                        "rounded with its gap, time limit) and print the share optimal")
     p.add_argument("--confidence", action="store_true",
-                   help="add HeadProb=p|DeprelProb=q to every word's MISC: the probability "
-                        "of its head (matrix-tree marginal of the arc scores under the given "
-                        "and forbidden arcs; the pruner's at higher orders) and of its label "
-                        "given that arc (CoNLL-U only), and the comment '# confidence = ...' "
-                        "naming what they do not account for (UD rules, label constraints, "
-                        "higher-order parts)")
+                   help="add HeadProb and DeprelProb to each word's MISC: the probabilities "
+                        "of its head and of its label")
     p.add_argument("--no-ud-rules", action="store_true",
-                   help="do not enforce the UD validator rules the model learned from its "
-                        "training treebank (one root, at most one subject and object per "
-                        "head, function words as leaves, projective punctuation, relation/"
-                        "UPOS agreement, ...; see the README); by default they are, with "
-                        "labels decoded together with the tree")
+                   help="do not enforce the UD validator rules the model learned (by default "
+                        "they are)")
     p.add_argument("--constraints", metavar="FILE",
                    help="a constraints file: lines 'forbid HEAD -> DEP' and 'forbid-label "
-                        "LABEL [DEP]' (word patterns: FORM, form=, lemma=, upos=, xpos=, *, "
-                        "ROOT); see the README")
+                        "LABEL [DEP]'")
     p.add_argument("--keep-given", action="store_true",
-                   help="CoNLL-U input: keep the HEAD and DEPREL the input gives ('_' where "
-                        "the parser is to decide) and parse the rest around them")
+                   help="CoNLL-U input: keep the HEAD and DEPREL given ('_' where the parser "
+                        "is to decide) and parse around them")
     add_decoding_flags(p)
     p.set_defaults(run=run)
 

@@ -24,14 +24,14 @@ def add(sub) -> None:
                     "only) unless --host says otherwise; Ctrl-C stops it.")
     p.add_argument("--model", required=True, metavar="M", help="model file (.npz)")
     p.add_argument("--host", default=defaults.host,
-                   help=f"address to listen on (default {defaults.host}: this machine only)")
+                   help="address to listen on (default %(default)s: this machine only)")
     p.add_argument("--port", type=int, default=defaults.port,
-                   help=f"port (default {defaults.port}; 0: any free port)")
+                   help="port (0: any free port; default %(default)s)")
     p.add_argument("--max-request", type=int, default=defaults.max_request, metavar="BYTES",
                    help="largest request taken; a larger one is refused with a message "
-                        f"(default {defaults.max_request:,})")
+                        "(default %(default)s)")
     p.add_argument("--max-kbest", type=int, default=defaults.max_kbest, metavar="K",
-                   help=f"largest K of the k-best switch (default {defaults.max_kbest})")
+                   help="largest K of the k-best switch (default %(default)s)")
     add_max_words_flag(p)
     add_lp_max_words_flag(p)
     add_decoding_flags(p)

@@ -13,7 +13,7 @@ from polyparse.learning.mixing import MIXING, check_mixable
 from polyparse.learning.trainers import TRAINERS, make_trainer
 
 from ..checks import UsageError, at_least, check_files, check_solver
-from .common import add_dask_flag, check_dask, cluster, given
+from .common import add_dask_flag, check_dask, cluster, given, names
 from .flags import add_flags, chosen
 
 log = logging.getLogger("polyparse")
@@ -22,78 +22,84 @@ log = logging.getLogger("polyparse")
 def add(sub) -> None:
     p = sub.add_parser("train", help="train a parser on a treebank",
                        description="Train a labeled dependency parser on a CoNLL-U (or "
-                                   "CoNLL-X) treebank and save it as one .npz model file.")
+                                   "CoNLL-X) treebank and save it as one .npz model file. "
+                                   "docs/options.md says more about each option.")
     p.add_argument("--train", required=True, metavar="FILE", help="training treebank")
     p.add_argument("--dev", metavar="FILE", help="dev treebank: UAS/LAS after every epoch")
     p.add_argument("--model", required=True, metavar="OUT", help="model file to write (.npz)")
-    p.add_argument("--decoder", default=None, help="decoder: mst (non-projective; default "
-                   "for --order 1), eisner (projective), ad3-exact (exact, branch and bound "
-                   "on AD3's bounds; default for --order 2 and full with all-pairs "
-                   "siblings), ilp (exact; default with consecutive siblings), lp (LP "
-                   "relaxation + MST rounding + local search) or ad3 (the same relaxation "
-                   "by AD3; orders 1, 2 and full with all-pairs siblings)")
+    p.add_argument("--decoder", default=None, metavar="D",
+                   help=f"decoder for training and parsing: {names(DECODERS)} (default "
+                        f"{_default_decoders()})")
     p.add_argument("--order", choices=["1", "2", "full"], default="1",
                    help="parts scored: 1 = arcs; 2 = + grandparents and siblings; full = "
-                        "2 + valency and non-projective arcs (default 1)")
+                        "2 + valency and non-projective arcs (default %(default)s)")
     p.add_argument("--consecutive-siblings", action="store_true",
                    help="consecutive sibling parts instead of all sibling pairs")
-    p.add_argument("--max-heads", type=int, default=None,
+    p.add_argument("--max-heads", type=int, default=None, metavar="N",
                    help="pruning: candidate heads kept per word (default 10)")
     p.add_argument("--labeled-pruner", action="store_true",
-                   help="pruning: a labeled first-order model (by default it is unlabeled, "
-                        "as TurboParser's: half the time; it kept 0.15 (en_ewt) and 0.4 "
-                        "(tr_imst) points fewer gold heads, with the same dev UAS within 0.1)")
+                   help="prune with a labeled first-order model (default: an unlabeled "
+                        "one, twice as fast)")
     p.add_argument("--trainer", default="ssg", choices=sorted(TRAINERS), metavar="T",
-                   help="trainer: " + "; ".join(f"{name}: {_summary(cls)}"
-                                                 for name, cls in sorted(TRAINERS.items())))
-    p.add_argument("--epochs", type=int, default=10, help="passes over the data (default 10)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0): same seed, "
-                   "same model")
+                   help=f"learning algorithm: {names(TRAINERS)} (default %(default)s)")
+    p.add_argument("--epochs", type=int, default=10, metavar="N",
+                   help="passes over the data (default %(default)s)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="random seed; the same seed gives the same model (default "
+                        "%(default)s)")
     p.add_argument("--multi-root", action="store_true",
-                   help="allow several words attached to the root (CoNLL-X data); by "
-                        "default exactly one, as Universal Dependencies requires")
+                   help="allow several words attached to the root, as CoNLL-X data do "
+                        "(default: exactly one, as UD requires)")
     p.add_argument("--bits", type=int, default=None,
                    help="log2 of the number of hashed part features (default: sized from "
-                        "the training data, 8 slots per distinct gold feature, at most 24)")
+                        "the training data, at most 24)")
     p.add_argument("--label-bits", type=int, default=None,
                    help="log2 of the number of hashed label features (default: sized from "
-                        "the training data, a slot per distinct feature, at most 20)")
+                        "the training data, at most 20)")
     p.add_argument("--morphology", action="store_true",
-                   help="features read the fine tag refined by the morphological features "
-                        "(XPOS|FEATS) wherever they read XPOS: for morphologically rich "
-                        "languages (tr_imst order 2: +1.85 dev UAS, +2.5 LAS)")
+                   help="features read XPOS refined by FEATS (XPOS|FEATS) wherever they read "
+                        "XPOS: for morphologically rich languages")
     p.add_argument("--format", choices=["auto", "conllu", "conllx"], default="auto",
                    help="input format (default: from the file suffix)")
     p.add_argument("--no-tagger", action="store_true",
-                   help="train no tagger: the parser learns from the gold UPOS/XPOS/LEMMA of "
-                        "the treebank, as before (parse then needs tagged CoNLL-U input)")
+                   help="train no tagger: the parser learns from the gold UPOS/XPOS/LEMMA "
+                        "(parse then needs tagged CoNLL-U input)")
     p.add_argument("--no-ud-rules", action="store_true",
-                   help="do not learn UD's validator rules from the training treebank (by "
-                        "default a model trained on UD data learns those its data keeps "
-                        "and enforces them when it parses)")
+                   help="do not learn UD's validator rules (by default the model learns "
+                        "those its treebank keeps and enforces them when it parses)")
     p.add_argument("--jackknife", type=int, default=10, metavar="K",
-                   help="the parser is trained on tags predicted by K-fold jackknifing "
-                        "(default 10)")
+                   help="the parser learns from tags predicted by K-fold jackknifing "
+                        "(default %(default)s)")
     p.add_argument("--tagger-epochs", type=int, default=None, metavar="N",
                    help="perceptron epochs of the tagger (default 8)")
     p.add_argument("--word-clusters", metavar="FILE", default=None,
-                   help="Brown word clusters from unlabelled text for the tagger's features, "
-                        "one 'bit string TAB word [TAB count]' per line (Liang's paths "
-                        "format); 'polyparse download-clusters en' fetches English ones")
+                   help="Brown word clusters for the tagger, in Liang's paths format "
+                        "('polyparse download-clusters en' fetches English ones)")
     p.add_argument("--checkpoint", metavar="FILE",
-                   help="also save the model after every epoch to FILE, so that a long "
-                        "run that is stopped leaves a usable model")
+                   help="also save the model to FILE after every epoch")
     p.add_argument("--shards", type=int, default=None, metavar="K",
-                   help="train by iterative parameter mixing (McDonald, Hall and Mann "
-                        "2010) on K shards of the training set, their weights averaged "
-                        "after every epoch (ssg and perceptron); the shards run one after "
-                        "the other here, or side by side with --dask, with the same model")
-    add_dask_flag(p, "run the shards of --shards on the workers of the Dask scheduler at "
-                     "ADDRESS (host:port), or of N local worker processes (local:N); "
-                     "without --shards, one shard per worker thread")
+                   help="iterative parameter mixing: train on K shards, their weights "
+                        "averaged after every epoch (ssg and perceptron)")
+    add_dask_flag(p, "run the shards", "without --shards, one shard per worker thread")
     add_flags(p, TRAINERS, "trainer options (each for the trainers in brackets, or all)")
     add_flags(p, DECODERS, "decoder options (each for the decoders in brackets)")
     p.set_defaults(run=run)
+
+
+def _default_decoders() -> str:
+    """Which decoder ``train`` takes for which parts (:func:`~parser.config.
+    default_decoder`): ``mst for --order 1, ad3-exact for --order 2 and full, ...``."""
+    from ..config import default_decoder
+
+    chosen_for: dict[str, list[str]] = {}
+    for order in ("1", "2", "full"):
+        chosen_for.setdefault(default_decoder({"order": order}), []).append(order)
+    text = ", ".join(f"{decoder} for --order {' and '.join(orders)}"
+                     for decoder, orders in chosen_for.items())
+    consecutive = {default_decoder({"order": order, "consecutive_siblings": True})
+                   for order in ("2", "full")}
+    return text + "".join(f", {decoder} with --consecutive-siblings"
+                          for decoder in sorted(consecutive))
 
 
 def run(args) -> None:
@@ -185,8 +191,3 @@ def _train_with(args, config, client) -> None:
              ", ".join(["parser"] + [name for name in ("tokenizer", "tagger",
                                                            "lemmatizer")
                                      if getattr(parser, name) is not None]))
-
-
-def _summary(cls) -> str:
-    """The first sentence of a component's docstring."""
-    return (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ").rstrip(".")
