@@ -190,7 +190,7 @@ def test_none_on_the_command_line_is_none_not_the_default(sample_model_path):
     declared default, 1 s); likewise a trainer's ``--relaxed-max-iter none``."""
     from polyparse.learning.trainers import TRAINERS
     from polyparse.parser import cli
-    from polyparse.parser.flags import chosen
+    from polyparse.parser.cli.flags import chosen
 
     def limit(*flags):
         args = cli.build_parser().parse_args(["parse", "--model", str(sample_model_path),

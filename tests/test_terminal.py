@@ -8,8 +8,8 @@ import os
 import pytest
 
 from polyparse.corpora.conllu_io import read_conllu
-from polyparse.parser import cli, pipeline, progress
-from polyparse.parser.cli import build_parser, main
+from polyparse.parser import pipeline, progress
+from polyparse.parser.cli import build_parser, common, main, train
 from polyparse.parser.honest_eval import tokens_only
 
 from conftest import SAMPLE
@@ -127,7 +127,7 @@ def test_train_checks_its_options_before_reading_the_treebank(options, message, 
 def test_train_checks_every_input_before_reading_any(tmp_path, capsys, monkeypatch):
     def read(*args, **kwargs):
         raise AssertionError("a treebank was read before the missing --dev was seen")
-    monkeypatch.setattr(cli, "read_treebank", read)
+    monkeypatch.setattr(train, "read_treebank", read)
     for option in ("--dev", "--word-clusters"):
         status, err = run(["train", "--train", SAMPLE / "train.conllu", option,
                            tmp_path / "absent", "--model", tmp_path / "m.npz"], capsys)
@@ -212,7 +212,7 @@ def test_gap_ends_with_a_summary_line(sample_model_path, tmp_path, capsys, caplo
 def terminal(monkeypatch):
     """Standard error taken for a terminal: progress is a bar."""
     monkeypatch.setattr(progress, "showing_bar", lambda: True)
-    monkeypatch.setattr(cli, "showing_bar", lambda: True)
+    monkeypatch.setattr(common, "showing_bar", lambda: True)
 
 
 def test_on_a_terminal_parse_shows_a_bar_with_its_total(sample_model_path, tmp_path, capsys,

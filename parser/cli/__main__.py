@@ -1,0 +1,7 @@
+"""``python -m polyparse.parser.cli``: the ``polyparse`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())
