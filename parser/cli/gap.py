@@ -10,7 +10,7 @@ import sys
 
 from polyparse.corpora.conllu_io import read_conllu
 from polyparse.corpora.files import atomic_write
-from polyparse.decoders import make_decoder
+from polyparse.decoders import DECODERS, decoder_class, make_decoder
 
 from ..checks import ModelSettings, UsageError, check_files, check_solver
 from ..progress import Tally, tracked
@@ -46,9 +46,11 @@ def add(sub) -> None:
                         "flow (default %(default)s)")
     p.add_argument("--no-search", action="store_true",
                    help="round fractional LP solutions by MST alone, without local search")
-    p.add_argument("--compare", choices=["ad3"], default=None,
-                   help="also solve the LP relaxation by this decoder and report it beside "
-                        "HiGHS's: a 'compare' object in each record and a second summary")
+    p.add_argument("--compare", choices=sorted(n for n, cls in DECODERS.items() if not cls.exact),
+                   default=None,
+                   help="also solve the LP relaxation by this relaxation and report it "
+                        "beside HiGHS's: a 'compare' object in each record and a second "
+                        "summary")
     p.set_defaults(run=run)
 
 
@@ -76,8 +78,12 @@ def run(args) -> None:
     compare = None
     if args.compare:
         try:
+            # the same rounding as the LP's; at full order lazy rounds (the exact LP)
+            wanted = {"search": not args.no_search, "rounds": None}
+            declared = decoder_class(args.compare).options()
             compare = check_decoder(settings.config, make_decoder(
-                args.compare, single_root, search=not args.no_search, rounds=None))
+                args.compare, single_root,
+                **{name: value for name, value in wanted.items() if name in declared}))
         except ValueError as error:
             raise UsageError(f"--compare: {error}") from None
     parser = Parser.load(args.model)
