@@ -13,11 +13,11 @@ import copy
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
-from .declared import Declared
+from .declared import Declared, Registry
 from .parts import Parts, PartType, arc_parts
 
 
@@ -411,27 +411,10 @@ class Budget:
             raise TimeLimitReached(stage)
 
 
-DECODERS: dict[str, type[Decoder]] = {}
-
-
-def register(name: str) -> Callable[[type[Decoder]], type[Decoder]]:
-    """Class decorator: make a decoder available under ``name``."""
-
-    def wrap(cls: type[Decoder]) -> type[Decoder]:
-        if name in DECODERS:
-            raise ValueError(f"decoder {name!r} registered twice")
-        cls.name = name
-        DECODERS[name] = cls
-        return cls
-
-    return wrap
-
-
-def decoder_class(name: str) -> type[Decoder]:
-    """The registered decoder ``name``; ``ValueError`` naming the choices if none."""
-    if name not in DECODERS:
-        raise ValueError(f"unknown decoder {name!r}; choose from {', '.join(sorted(DECODERS))}")
-    return DECODERS[name]
+DECODERS = Registry("decoder")
+"""The decoders by name."""
+register = DECODERS.register
+decoder_class = DECODERS.get_class
 
 
 def preferred_decoder(part_types: frozenset) -> str:
@@ -448,9 +431,5 @@ def preferred_decoder(part_types: frozenset) -> str:
 
 def make_decoder(name: str, single_root: bool = True, **options) -> Decoder:
     """Decoder ``name`` with ``options``, checked against the options it declares
-    (:meth:`~decoders.declared.Declared.check_options`: an
-    :class:`~decoders.declared.OptionError` for one it does not take or a value of the
-    wrong type)."""
-    cls = decoder_class(name)
-    cls.check_options(options)
-    return cls(single_root=single_root, **options)
+    (:meth:`~decoders.declared.Registry.make`)."""
+    return DECODERS.make(name, single_root=single_root, **options)

@@ -131,6 +131,45 @@ class Declared:
                                   f"{type_name(declared[name].annotation)}, not {value!r}")
 
 
+class Registry(dict):
+    """The components of one kind (``"decoder"``, ``"trainer"``) by name: a class joins
+    by the decorator :meth:`register`, and :meth:`make` builds one with its options
+    checked against its declaration. The command line and the model file learn the
+    components from here."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+
+    def register(self, name: str):
+        """Class decorator: make a component available under ``name``."""
+
+        def wrap(cls):
+            if name in self:
+                raise ValueError(f"{self.kind} {name!r} registered twice")
+            cls.name = name
+            self[name] = cls
+            return cls
+
+        return wrap
+
+    def get_class(self, name: str) -> type:
+        """The component registered as ``name``; ``ValueError`` naming the choices if
+        none."""
+        if name not in self:
+            raise ValueError(f"unknown {self.kind} {name!r}; choose from "
+                             f"{', '.join(sorted(self))}")
+        return self[name]
+
+    def make(self, name: str, **options):
+        """Component ``name`` with ``options``, checked against those it declares
+        (:meth:`Declared.check_options`: an :class:`OptionError` for one it does not
+        take or a value of the wrong type)."""
+        cls = self.get_class(name)
+        cls.check_options(options)
+        return cls(**options)
+
+
 def type_name(hint) -> str:
     """``float or None``, ``'multi' or 'single'``, ``int``."""
     values = _literal_values(hint)

@@ -27,6 +27,7 @@ import numpy as np
 from tqdm import tqdm
 
 from polyparse.decoders import Decoder, Declared, Parts
+from polyparse.decoders.declared import Registry
 from polyparse.decoders.factor_graph import FactorGraph
 from polyparse.decoders.higher_order import build_parts
 
@@ -267,34 +268,8 @@ class OnlineTrainer(Trainer):
         return slack_sum, t
 
 
-TRAINERS: dict[str, type[Trainer]] = {}
-
-
-def register(name: str):
-    """Class decorator: make a trainer available under ``name``."""
-
-    def wrap(cls):
-        if name in TRAINERS:
-            raise ValueError(f"trainer {name!r} registered twice")
-        cls.name = name
-        TRAINERS[name] = cls
-        return cls
-
-    return wrap
-
-
-def trainer_class(name: str) -> type[Trainer]:
-    """The registered trainer ``name``; ``ValueError`` naming the choices if none."""
-    if name not in TRAINERS:
-        raise ValueError(f"unknown trainer {name!r}; choose from {', '.join(sorted(TRAINERS))}")
-    return TRAINERS[name]
-
-
-def make_trainer(name: str, **options) -> Trainer:
-    """Trainer ``name`` with ``options``, checked against those it declares
-    (:meth:`~decoders.declared.Declared.check_options`: an
-    :class:`~decoders.declared.OptionError` for one it does not take or a value of the
-    wrong type)."""
-    cls = trainer_class(name)
-    cls.check_options(options)
-    return cls(**options)
+TRAINERS = Registry("trainer")
+"""The trainers by name."""
+register = TRAINERS.register
+trainer_class = TRAINERS.get_class
+make_trainer = TRAINERS.make
