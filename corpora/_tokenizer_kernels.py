@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from polyparse.corpora._hashing import FNV_OFFSET, FNV_PRIME, GOLDEN
+
 SPACE = 32
 WHITESPACE = 1          # class number of whitespace characters
 OUTSIDE = 1 << 40       # value of a token attribute before the first or after the last token
@@ -27,25 +29,22 @@ N_TOKEN_ATTRIBUTES = 9
 (ATTR_LOWER, ATTR_RAW, ATTR_SHAPE, ATTR_FIRST_CLASS, ATTR_FIRST_CHAR, ATTR_LAST_CHAR,
  ATTR_SPACE_AFTER, ATTR_ABBREVIATION, ATTR_LENGTH) = range(N_TOKEN_ATTRIBUTES)
 
-_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
-_FNV_PRIME = np.uint64(0x100000001B3)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MAX_PART = 32          # longest chunk prefix/suffix hashed by the chunk templates
 
 
 @njit(cache=True, inline="always")
 def _mix(h, x):
-    return (h ^ np.uint64(x)) * _FNV_PRIME
+    return (h ^ np.uint64(x)) * FNV_PRIME
 
 
 @njit(cache=True, inline="always")
 def _start(template):
-    return _mix(_FNV_OFFSET, template)
+    return _mix(FNV_OFFSET, template)
 
 
 @njit(cache=True, inline="always")
 def _index(h, bits):
-    return np.int32((h * _GOLDEN) >> np.uint64(64 - bits))
+    return np.int32((h * GOLDEN) >> np.uint64(64 - bits))
 
 
 @njit(cache=True, inline="always")
@@ -55,7 +54,7 @@ def _at(values, i):
 
 @njit(cache=True)
 def _substring_hash(chars, start, end):
-    h = _FNV_OFFSET
+    h = FNV_OFFSET
     for k in range(start, end):
         h = _mix(h, chars[k])
     return _mix(h, end - start)
@@ -64,7 +63,7 @@ def _substring_hash(chars, start, end):
 @njit(cache=True)
 def _shape_hash(classes, start, end):
     """Hash of the chunk's class sequence with runs collapsed ("Xx.", "d,d")."""
-    h = _FNV_OFFSET
+    h = FNV_OFFSET
     previous = -1
     for k in range(start, end):
         if classes[k] != previous:

@@ -72,6 +72,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from polyparse.corpora._hashing import GOLDEN, fmix64
+
 ANCHOR_H, ANCHOR_M, ANCHOR_X, ANCHOR_B, ANCHOR_ARC = 0, 1, 2, 3, 4
 N_ANCHORS = 5
 ARC_DIR, ARC_DIST, ARC_ORDER, ARC_XDIST, ARC_K, ARC_LEN, ARC_BCOUNT = 0, 1, 2, 3, 4, 5, 6
@@ -87,26 +89,11 @@ MEMO_ENTRIES = 1 << 14
 
 SEED = np.uint64(0x243F6A8885A308D3)
 GROUP_SEED = np.uint64(0x13198A2E03707344)
-GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 CONJ_BASE = 1 << 20
 START = 0x7FFFFFFF
 """What m-anchored atoms read when m == h; larger than every vocabulary id (int32)."""
-_C1 = np.uint64(0xFF51AFD7ED558CCD)
-_C2 = np.uint64(0xC4CEB9FE1A85EC53)
-_S33 = np.uint64(33)
 
 _BOS, _EOS = 2, 3  # vocab.BOS, vocab.EOS (kernels import nothing from the package)
-
-
-@njit(cache=True)
-def fmix64(k):
-    """MurmurHash3's 64-bit finalizer (uint64 -> uint64, a bijection)."""
-    k ^= k >> _S33
-    k *= _C1
-    k ^= k >> _S33
-    k *= _C2
-    k ^= k >> _S33
-    return k
 
 
 @njit(cache=True)

@@ -20,12 +20,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
-_FNV_PRIME = np.uint64(0x100000001B3)
-_M1 = np.uint64(0xFF51AFD7ED558CCD)
-_M2 = np.uint64(0xC4CEB9FE1A85EC53)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_S33 = np.uint64(33)
+from polyparse.corpora._hashing import FNV_OFFSET, FNV_PRIME, GOLDEN, M1, fmix64
+
 
 # Columns of the per-word-type hash table (``tagger._type_strings`` lists the strings):
 # 0 the word, 1 its lowercased form, 2-5 its prefixes of 1-4 and 6-11 its suffixes of 1-6
@@ -50,20 +46,9 @@ _NO_CLUSTER = np.uint64(0x5851F42D4C957F2D)
 
 
 @numba.njit(cache=True)
-def fmix64(h):
-    """MurmurHash3's 64-bit finalizer: a bijection that mixes every bit into every bit."""
-    h ^= h >> _S33
-    h *= _M1
-    h ^= h >> _S33
-    h *= _M2
-    h ^= h >> _S33
-    return h
-
-
-@numba.njit(cache=True)
 def combine(seed, a, b):
     """Hash of the ordered pair ``(a, b)`` under template ``seed`` (all ``uint64``)."""
-    return fmix64(fmix64(seed ^ a) * _GOLDEN ^ b)
+    return fmix64(fmix64(seed ^ a) * GOLDEN ^ b)
 
 
 @numba.njit(cache=True)
@@ -75,10 +60,10 @@ def hash_strings(buf, offsets, seeds):
     """
     out = np.empty(seeds.shape[0], dtype=np.uint64)
     for s in range(seeds.shape[0]):
-        h = fmix64(seeds[s] ^ _FNV_OFFSET)
+        h = fmix64(seeds[s] ^ FNV_OFFSET)
         for k in range(offsets[s], offsets[s + 1]):
             h ^= np.uint64(buf[k])
-            h *= _FNV_PRIME
+            h *= FNV_PRIME
         out[s] = fmix64(h)
     return out
 
@@ -88,9 +73,9 @@ def _at(type_ids, type_hashes, lo, hi, j, column):
     """Type hash ``column`` of the word at position ``j``, or a padding constant outside
     the sentence ``[lo, hi)`` (one constant before it, another after it)."""
     if j < lo:
-        return fmix64(np.uint64(column) + _GOLDEN)
+        return fmix64(np.uint64(column) + GOLDEN)
     if j >= hi:
-        return fmix64(np.uint64(column) + _M1)
+        return fmix64(np.uint64(column) + M1)
     return type_hashes[type_ids[j], column]
 
 
@@ -98,9 +83,9 @@ def _at(type_ids, type_hashes, lo, hi, j, column):
 def _class_at(classes, lo, hi, j):
     """Ambiguity class of the word at position ``j``, or a padding constant."""
     if j < lo:
-        return _GOLDEN
+        return GOLDEN
     if j >= hi:
-        return _M1
+        return M1
     return classes[j]
 
 
@@ -141,7 +126,7 @@ def context_features(sent_ptr, type_ids, type_hashes, classes):
         hi = sent_ptr[s + 1]
         for i in range(lo, hi):
             t = type_ids[i]
-            out[i, 0] = _GOLDEN
+            out[i, 0] = GOLDEN
             for c in range(N_TYPE_HASHES):
                 out[i, 1 + c] = type_hashes[t, c]
             w0 = type_hashes[t, LOWER]
@@ -241,9 +226,9 @@ def cluster_features(sent_ptr, features, paths, lengths):
                 atom = _prefix_atom(paths[i], lengths[i], CLUSTER_PREFIXES[j])
                 out[i, first + j] = combine(np.uint64(seed + j), atom, _ZERO)
             j = len(CLUSTER_PREFIXES)
-            before = _GOLDEN if i == lo else _prefix_atom(paths[i - 1], lengths[i - 1],
+            before = GOLDEN if i == lo else _prefix_atom(paths[i - 1], lengths[i - 1],
                                                           NEIGHBOUR_PREFIX)
-            after = _M1 if i == hi - 1 else _prefix_atom(paths[i + 1], lengths[i + 1],
+            after = M1 if i == hi - 1 else _prefix_atom(paths[i + 1], lengths[i + 1],
                                                          NEIGHBOUR_PREFIX)
             out[i, first + j] = combine(np.uint64(seed + j), before, _ZERO)
             out[i, first + j + 1] = combine(np.uint64(seed + j + 1), after, _ZERO)
@@ -284,7 +269,7 @@ def group_features(sent_ptr, features, groups):
 @numba.njit(cache=True)
 def _pair_row(h, prev_tag, mask):
     """Weight row of pair feature ``h`` (a word hash) conjoined with the previous tag."""
-    return fmix64(h + np.uint64(prev_tag + 1) * _GOLDEN) & mask
+    return fmix64(h + np.uint64(prev_tag + 1) * GOLDEN) & mask
 
 
 @numba.njit(cache=True)

@@ -20,7 +20,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._kernels import _GOLDEN, LOWER, SUFFIX1, combine, fmix64
+from polyparse.corpora._hashing import GOLDEN, fmix64
+
+from ._kernels import LOWER, SUFFIX1, combine
 
 N_TAG_HASHES = 3
 """Columns of a tag table: hashes of the UPOS, XPOS and FEATS strings."""
@@ -74,7 +76,7 @@ def _keys(features, i):
     which does not depend on the rule (computed once per word)."""
     keys = np.empty(features.shape[1], dtype=np.uint64)
     for f in range(features.shape[1]):
-        keys[f] = fmix64(RULE_SEED ^ features[i, f]) * _GOLDEN
+        keys[f] = fmix64(RULE_SEED ^ features[i, f]) * GOLDEN
     return keys
 
 
@@ -82,7 +84,7 @@ def _keys(features, i):
 def _lexicon_key(lexicon):
     """The first half of the hash of a candidate's lexicon value, which is combined with
     its rule and with ``ANY_RULE`` (a weight of the value whatever the rule)."""
-    return fmix64(LEXICON_SEED + np.uint64(lexicon)) * _GOLDEN
+    return fmix64(LEXICON_SEED + np.uint64(lexicon)) * GOLDEN
 
 
 @numba.njit(cache=True)
