@@ -4,47 +4,25 @@ spanning arborescence (:func:`decoders.trees.chu_liu_edmonds`), its k best trees
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from .base import Budget, Certificate, DecodeResult, Decoder, ScoredTree, register, tree_result
+from .base import Budget, ScoredTree, register
 from .kbest import kbest_arborescences
 from .labeled_search import mst_relaxation, projective_restriction, search_or_program
 from .parts import Parts
+from .tree_decoders import TreeAlgorithmDecoder
 from .trees import chu_liu_edmonds
 
 
 @register("mst")
-class MSTDecoder(Decoder):
-    """Exact arc-factored non-projective decoding by maximum spanning arborescence.
-
-    Only the ARC block of ``scores`` steers the search; the returned ``value`` is the
-    full ``scores @ output`` of the tree (higher-order parts filled in by
-    :meth:`Parts.from_heads`), so on higher-order parts this is the first-order
-    approximation, not the optimum.
-    """
+class MSTDecoder(TreeAlgorithmDecoder):
+    """Exact arc-factored non-projective decoding by maximum spanning arborescence
+    (:class:`~decoders.tree_decoders.TreeAlgorithmDecoder`)."""
 
     gives_kbest = True
     honors_constraints = True
     preference = 0
-
-    def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
-        start = time.perf_counter()
-        heads = chu_liu_edmonds(parts.arc_matrix(scores), self.single_root)
-        elapsed = time.perf_counter() - start
-        output = parts.from_heads(heads)
-        return DecodeResult(output=output, heads=heads, value=float(scores @ output),
-                            stats={"time_decode": elapsed})
-
-    def certificate(self, result: DecodeResult) -> Certificate:
-        """``"mst"``: the maximum spanning tree is optimal for arc-factored scores."""
-        return Certificate("mst", result.value)
-
-    def decode_arcs(self, S: np.ndarray) -> DecodeResult:
-        start = time.perf_counter()
-        heads = chu_liu_edmonds(S, self.single_root)
-        return tree_result(S, heads, {"time_decode": time.perf_counter() - start})
+    algorithm = staticmethod(chu_liu_edmonds)
 
     def decode_labeled(self, parts: Parts, scores: np.ndarray, problem):
         """Exact labeled decoding under the ARC block of ``scores``: branch and bound on
