@@ -1,5 +1,6 @@
 """Brown word clusters (Brown et al. 1992): read and written in Liang's ``paths`` format,
-and the English (or German, Spanish, ...) clusters that spaCy distributes, fetched.
+and the English (or German, Spanish) clusters that spaCy distributes, read from its
+installed lookups data.
 
 A Brown clustering is a binary tree over the words of a large unlabelled text; a word's
 *bit string* is its path from the root (``0`` left, ``1`` right), so every prefix of it
@@ -24,16 +25,15 @@ References
 from __future__ import annotations
 
 import gzip
+import importlib.resources
 import json
 import logging
 import os
-import tempfile
-import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from . import download
-from .errors import CorpusError, DownloadError
+from .errors import CorpusError
 from .files import atomic_write
 
 logger = logging.getLogger(__name__)
@@ -41,15 +41,14 @@ logger = logging.getLogger(__name__)
 MAX_BITS = 64
 """Longest bit string kept (the tagger packs one into 64 bits)."""
 
-SPACY_LOOKUPS_URL = (
-    "https://files.pythonhosted.org/packages/9f/9e/dae3acaacc7cbe8140acb181e09b9920f8b3ee81d2"
-    "f1cd838d160c78f0c2/spacy_lookups_data-1.0.5-py2.py3-none-any.whl")
-"""spaCy's lookups data 1.0.5 (MIT licence), whose ``<lang>_lexeme_cluster`` tables hold
-the Brown clusters of spaCy's earlier models, on PyPI."""
-SPACY_LOOKUPS_SHA256 = "466f21f087e4144bc93800679437ec5a17be7d0888734b1ba880b3ecb0978bc6"
-SPACY_MEMBER = "spacy_lookups_data/data/{lang}_lexeme_cluster.json.gz"
+SPACY_PACKAGE = "spacy_lookups_data"
+"""spaCy's lookups data (``spacy-lookups-data`` 1.0.5, MIT licence; the optional extra
+``polyparse[clusters]``), whose ``<lang>_lexeme_cluster`` tables hold the Brown
+clusters of spaCy's earlier models."""
+SPACY_TABLE = "data/{lang}_lexeme_cluster.json.gz"
 SPACY_LANGUAGES = ("de", "en", "es")
 """The languages whose clusters spaCy's lookups data 1.0.5 holds."""
+INSTALL = "pip install 'polyparse[clusters]'"
 
 
 def read_word_clusters(path: str | os.PathLike) -> dict[str, str]:
@@ -125,43 +124,38 @@ def spacy_clusters(table: Mapping[str, int]) -> dict[str, str]:
             if isinstance(code, int) and code > 0}
 
 
-def fetch_spacy_clusters(lang: str, cache_dir: str | os.PathLike, *,
-                         url: str = SPACY_LOOKUPS_URL, sha256: str | None = None,
-                         progress: bool = True, timeout: float = 60.0) -> Path:
-    """The Brown clusters of language ``lang`` (``"en"``, ``"de"``, ...) from spaCy's
-    lookups data, as a ``paths`` file in ``cache_dir/clusters/``; fetched (about 100 MB,
-    checked against ``sha256``, by default :data:`SPACY_LOOKUPS_SHA256` for the pinned
-    :data:`SPACY_LOOKUPS_URL` and no check for another ``url``) unless already there
-    with its recorded digest.
+def spacy_word_clusters(lang: str, cache_dir: str | os.PathLike) -> Path:
+    """The Brown clusters of language ``lang`` (``"en"``, ``"de"``, ``"es"``) from the
+    installed spaCy lookups data (:data:`SPACY_PACKAGE`), as a ``paths`` file in
+    ``cache_dir/clusters/``, written unless already there with its recorded digest.
 
-    Raises :class:`~corpora.errors.DownloadError` on a network error, a file that does
-    not match ``sha256``, or a language without clusters in it.
+    Raises :class:`~corpora.errors.CorpusError` when the package is not installed (how
+    to install it), or has no clusters for ``lang``.
     """
     if not lang.isalpha():
-        raise DownloadError(lang, "not a language code")
+        raise CorpusError(lang, None, "not a language code")
     cache_dir = Path(cache_dir)
     path = cache_dir / "clusters" / f"{lang}-brown.paths"
     key = path.relative_to(cache_dir).as_posix()
     if download.is_cached(path, download.read_manifest(cache_dir).get(key)):
         return path
-    download.make_cache_dir(path.parent)
-    if sha256 is None and url == SPACY_LOOKUPS_URL:
-        sha256 = SPACY_LOOKUPS_SHA256
-    with tempfile.TemporaryDirectory(dir=path.parent) as scratch:
-        wheel = Path(scratch) / "lookups.whl"
-        if download.fetch_url(url, wheel, sha256, progress=progress, timeout=timeout) is None:
-            raise DownloadError(url, "not found (HTTP 404)")
-        member = SPACY_MEMBER.format(lang=lang)
-        try:
-            with zipfile.ZipFile(wheel) as archive:
-                table = json.loads(gzip.decompress(archive.read(member)))
-        except KeyError:
-            raise DownloadError(url, f"has no word clusters for language {lang!r}") from None
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
-            raise DownloadError(url, f"not a readable spaCy lookups archive ({error})") from None
+    try:
+        data = importlib.resources.files(SPACY_PACKAGE)
+    except ModuleNotFoundError:
+        raise CorpusError(SPACY_PACKAGE, None, f"spaCy's lookups data is not installed: "
+                                               f"{INSTALL}") from None
+    table_file = data.joinpath(SPACY_TABLE.format(lang=lang))
+    if not table_file.is_file():
+        raise CorpusError(SPACY_PACKAGE, None, f"no word clusters for language {lang!r} "
+                                               f"(there are: {', '.join(SPACY_LANGUAGES)})")
+    try:
+        table = json.loads(gzip.decompress(table_file.read_bytes()))
+    except (OSError, EOFError, ValueError) as error:
+        raise CorpusError(str(table_file), None, f"not a readable spaCy table ({error})") from None
     clusters = spacy_clusters(table)
     if not clusters:
-        raise DownloadError(url, f"has no word clusters for language {lang!r}")
+        raise CorpusError(str(table_file), None, f"no word clusters for language {lang!r}")
+    download.make_cache_dir(path.parent)
     write_word_clusters(clusters, path)
     download.record(cache_dir, key, download.sha256_file(path))
     logger.info("%s: %d word clusters of %r", path, len(clusters), lang)

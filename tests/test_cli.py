@@ -96,7 +96,7 @@ def test_help_for_every_command(capsys):
     result = run_cli("--help")
     assert result.returncode == 0 and "usage: polyparse" in result.stdout
     for command in ("train", "parse", "draw", "serve", "eval", "gap", "download",
-                    "download-clusters"):
+                    "clusters"):
         with pytest.raises(SystemExit) as stop:
             main([command, "--help"])
         assert stop.value.code == 0

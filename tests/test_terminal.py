@@ -163,7 +163,7 @@ def test_train_checks_every_input_before_reading_any(tmp_path, capsys, monkeypat
      "--time-limit must be positive"),
     (["gap", "--model", "{model}", "--input", "{dev}", "--solver", "nope"],
      "--solver nope: not a solver PuLP knows"),
-    (["download-clusters", "xx", "--cache", "{absent}"], "no word clusters for 'xx'"),
+    (["clusters", "xx", "--cache", "{absent}"], "no word clusters for 'xx'"),
 ])
 def test_a_bad_option_is_refused_before_the_model_or_input_is_read(
         command, message, sample_model_path, tmp_path, capsys, no_model_loading):

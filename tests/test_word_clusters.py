@@ -1,23 +1,18 @@
 """Word-cluster files (corpora.word_clusters): Liang's paths format, spaCy's tables, and
-fetching them from a local HTTP server that stands in for PyPI."""
+reading them from spaCy's lookups data, installed (a stand-in package here)."""
 
 from __future__ import annotations
 
 import gzip
-import hashlib
-import io
 import json
-import threading
-import zipfile
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+import sys
 from pathlib import Path
 
 import pytest
 
-from polyparse.corpora.errors import CorpusError, DownloadError
-from polyparse.corpora.word_clusters import (SPACY_MEMBER, fetch_spacy_clusters, read_word_clusters,
-                                             spacy_clusters, write_word_clusters)
+from polyparse.corpora.errors import CorpusError
+from polyparse.corpora.word_clusters import (SPACY_PACKAGE, read_word_clusters, spacy_clusters,
+                                             spacy_word_clusters, write_word_clusters)
 from polyparse.parser.cli import main
 
 
@@ -69,83 +64,52 @@ def test_spacy_codes_are_reversed_bit_strings() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Fetching spaCy's lookups data from a local server.
+# spaCy's lookups data, installed: a stand-in package on the import path.
 
 TABLE = {"the": int("0010"[::-1], 2), "dog": int("110"[::-1], 2), "unclustered": 0}
 
 
-def wheel_bytes(members: dict[str, dict]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for member, table in members.items():
-            archive.writestr(member, gzip.compress(json.dumps(table).encode()))
-    return buffer.getvalue()
+@pytest.fixture
+def lookups(tmp_path_factory, monkeypatch):
+    """A stand-in for the installed ``spacy_lookups_data`` with English clusters only,
+    and a German table that is not gzip."""
+    root = tmp_path_factory.mktemp("site")
+    data = root / SPACY_PACKAGE / "data"
+    data.mkdir(parents=True)
+    (root / SPACY_PACKAGE / "__init__.py").write_text("")
+    (data / "en_lexeme_cluster.json.gz").write_bytes(gzip.compress(json.dumps(TABLE).encode()))
+    (data / "es_lexeme_cluster.json.gz").write_bytes(b"not gzip")
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.delitem(sys.modules, SPACY_PACKAGE, raising=False)
+    return root
 
 
-@pytest.fixture(scope="module")
-def remote(tmp_path_factory):
-    """``(base_url, requests, sha256 of lookups.whl)`` of a server holding a small
-    stand-in for spaCy's lookups wheel (English clusters only) and a file that is no zip."""
-    root = tmp_path_factory.mktemp("pypi")
-    data = wheel_bytes({SPACY_MEMBER.format(lang="en"): TABLE})
-    (root / "lookups.whl").write_bytes(data)
-    (root / "broken.whl").write_bytes(b"not a zip file")
-    requests: list[str] = []
-
-    class Handler(SimpleHTTPRequestHandler):
-        def do_GET(self) -> None:
-            requests.append(self.path)
-            super().do_GET()
-
-        def log_message(self, *args) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield (f"http://127.0.0.1:{server.server_address[1]}", requests,
-               hashlib.sha256(data).hexdigest())
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
-def test_fetch_converts_and_caches(remote, tmp_path: Path) -> None:
-    base_url, requests, digest = remote
-    url = f"{base_url}/lookups.whl"
-    before = len(requests)
-    path = fetch_spacy_clusters("en", tmp_path, url=url, sha256=digest, progress=False)
-    assert path == tmp_path / "clusters" / "en-brown.paths"
+def test_clusters_are_written_once_from_the_installed_package(lookups, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    path = spacy_word_clusters("en", cache)
+    assert path == cache / "clusters" / "en-brown.paths"
     assert read_word_clusters(path) == {"the": "001", "dog": "11"}
-    assert sorted(p.name for p in path.parent.iterdir()) == ["en-brown.paths"]  # no wheel left
-    assert fetch_spacy_clusters("en", tmp_path, url=url, sha256=digest, progress=False) == path
-    assert len(requests) == before + 1          # the second call used the cache
-    path.write_text("0\tchanged\n")             # a damaged cache file is fetched again
-    fetch_spacy_clusters("en", tmp_path, url=url, sha256=digest, progress=False)
-    assert len(requests) == before + 2 and "dog" in read_word_clusters(path)
+    written = path.stat().st_mtime_ns
+    assert spacy_word_clusters("en", cache) == path and path.stat().st_mtime_ns == written
+    path.write_text("0\tchanged\n")           # a damaged cache file is written again
+    spacy_word_clusters("en", cache)
+    assert "dog" in read_word_clusters(path)
 
 
-def test_fetch_failures_are_clear_errors(remote, tmp_path: Path) -> None:
-    base_url, _, digest = remote
-    cases = [("en", "lookups.whl", "0" * 64, "SHA-256 mismatch"),
-             ("de", "lookups.whl", digest, "no word clusters for language 'de'"),
-             ("en", "broken.whl", None, "not a readable spaCy lookups archive"),
-             ("en", "missing.whl", None, "not found"),
-             ("../en", "lookups.whl", digest, "not a language code")]
-    for lang, name, sha256, problem in cases:
-        with pytest.raises(DownloadError, match=problem):
-            fetch_spacy_clusters(lang, tmp_path, url=f"{base_url}/{name}", sha256=sha256,
-                                 progress=False)
-    assert not (tmp_path / "clusters" / "en-brown.paths").exists()
+def test_cluster_failures_are_clear_errors(lookups, tmp_path: Path, monkeypatch) -> None:
+    for lang, problem in (("de", "no word clusters for language 'de'"),
+                          ("es", "not a readable spaCy table"),
+                          ("../en", "not a language code")):
+        with pytest.raises(CorpusError, match=problem):
+            spacy_word_clusters(lang, tmp_path)
+    assert not (tmp_path / "clusters" / "de-brown.paths").exists()
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(lookups)])
+    monkeypatch.delitem(sys.modules, SPACY_PACKAGE, raising=False)
+    with pytest.raises(CorpusError, match=r"not installed: pip install 'polyparse\[clusters\]'"):
+        spacy_word_clusters("en", tmp_path)
 
 
-def test_cli_download_clusters_prints_the_path(remote, tmp_path: Path, capsys) -> None:
-    base_url, _, _ = remote
-    assert main(["-q", "download-clusters", "en", "--cache", str(tmp_path),
-                 "--url", f"{base_url}/lookups.whl"]) == 0
+def test_cli_clusters_prints_the_path(lookups, tmp_path: Path, capsys) -> None:
+    assert main(["-q", "clusters", "en", "--cache", str(tmp_path)]) == 0
     assert capsys.readouterr().out.strip() == str(tmp_path / "clusters" / "en-brown.paths")
-    assert main(["-q", "download-clusters", "xx", "--cache", str(tmp_path),
-                 "--url", f"{base_url}/lookups.whl"]) == 2
-    assert "no word clusters for language 'xx'" in capsys.readouterr().err
+    assert main(["-q", "clusters", "xx", "--cache", str(tmp_path)]) == 2

@@ -1,5 +1,5 @@
 """The ``polyparse`` command: train, parse, draw, serve, eval, gap, download,
-download-clusters, one module each (:mod:`.common` holds the flags and helpers they
+clusters, one module each (:mod:`.common` holds the flags and helpers they
 share, :mod:`.flags` the flags made from the decoders' and trainers' declarations).
 
 Every expected failure (bad input, a missing or damaged model, a bad option) ends with

@@ -1,5 +1,6 @@
-"""``polyparse download`` and ``polyparse download-clusters``: a UD treebank, or the
-Brown word clusters of a language, fetched into the cache."""
+"""``polyparse download`` and ``polyparse clusters``: a UD treebank fetched into the
+cache, or the Brown word clusters of a language written there from spaCy's installed
+lookups data."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import sys
 
 from ..checks import UsageError
 from .common import add_cache_flag, cache_dir
+
 
 def add(sub) -> None:
     from polyparse.corpora import download
@@ -32,26 +34,21 @@ def run(args) -> None:
 def add_clusters(sub) -> None:
     from polyparse.corpora import word_clusters
 
-    p = sub.add_parser("download-clusters", help="download Brown word clusters for the tagger",
-                       description="Fetch the Brown word clusters of a language from spaCy's "
-                                   "lookups data (PyPI, about 100 MB, SHA-256 checked) into "
-                                   "the cache as a paths file, for 'polyparse train "
-                                   "--word-clusters'; prints its path.")
-    p.add_argument("lang", help="language code: " + ", ".join(word_clusters.SPACY_LANGUAGES)
-                   + " (those with clusters in spaCy's lookups data)")
+    p = sub.add_parser("clusters", help="Brown word clusters of a language for the tagger",
+                       description="Write the Brown word clusters of a language, from "
+                                   "spaCy's lookups data (installed by "
+                                   f"{word_clusters.INSTALL!r}), into the cache as a paths "
+                                   "file for 'polyparse train --word-clusters'; prints its "
+                                   "path.")
+    p.add_argument("lang", help="language code: " + ", ".join(word_clusters.SPACY_LANGUAGES))
     add_cache_flag(p)
-    p.add_argument("--url", default=word_clusters.SPACY_LOOKUPS_URL,
-                   help="where spaCy's lookups data wheel is served from")
     p.set_defaults(run=run_clusters)
 
 
 def run_clusters(args) -> None:
     from polyparse.corpora import word_clusters
 
-    if (args.url == word_clusters.SPACY_LOOKUPS_URL
-            and args.lang not in word_clusters.SPACY_LANGUAGES):
+    if args.lang not in word_clusters.SPACY_LANGUAGES:
         raise UsageError(f"no word clusters for {args.lang!r} in spaCy's lookups data: "
                          f"choose from {', '.join(word_clusters.SPACY_LANGUAGES)}")
-    print(word_clusters.fetch_spacy_clusters(args.lang, cache_dir(args), url=args.url,
-                                             progress=sys.stderr.isatty()))
-
+    print(word_clusters.spacy_word_clusters(args.lang, cache_dir(args)))

@@ -74,7 +74,7 @@ def add(sub) -> None:
                    help="perceptron epochs of the tagger (default 8)")
     p.add_argument("--word-clusters", metavar="FILE", default=None,
                    help="Brown word clusters for the tagger, in Liang's paths format "
-                        "('polyparse download-clusters en' fetches English ones)")
+                        "('polyparse clusters en' writes English ones)")
     p.add_argument("--checkpoint", metavar="FILE",
                    help="also save the model to FILE after every epoch")
     p.add_argument("--shards", type=int, default=None, metavar="K",
