@@ -1,7 +1,7 @@
 """Calibration of ``parse --confidence`` and the certificates of ``parse --certify``
 (issue 14, items 4 and 5).
 
-    python eval/confidence.py [--treebank en_ewt] [--max-train N] [--epochs E] [--model PATH]
+    python -m eval run confidence [--treebank en_ewt] [--max-train N] [--epochs E] [--model PATH]
                               [--order2-train N] [--order2-epochs E] [--order2-model PATH]
                               [--max-dev N]
 
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import RESULTS, single_thread, split, uptime, write_table
+from ._common import arguments, RESULTS, single_thread, split, uptime, write_table
 
 single_thread()
 
@@ -113,8 +113,8 @@ def cached_parser(path: str | None, sentences: list, config: TrainConfig, how: s
                     f"({time.perf_counter() - start:.0f} s)")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--max-train", type=int, default=None, metavar="N",
                     help="train the order-1 model on the first N sentences (default: all)")
@@ -127,8 +127,8 @@ def main() -> None:
                     help="load the order-2 model from PATH if it exists, else save it there")
     ap.add_argument("--max-dev", type=int, default=None, metavar="N",
                     help="only the first N dev sentences (default: all)")
-    args = ap.parse_args()
-    command = "python eval/confidence.py " + " ".join(sys.argv[1:])
+    args = ap.parse_args(argv)
+    command = "python -m eval run confidence " + " ".join(sys.argv[1:])
     train, dev, how = split(args.treebank)
     dev = dev[:args.max_dev]
     fit_half, test_half = dev[0::2], dev[1::2]
@@ -237,6 +237,3 @@ def plot(curves: dict, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
-
-if __name__ == "__main__":
-    main()

@@ -11,7 +11,7 @@ for order 2's LP).
 Writes ``eval/results/constraints.md`` and ``.json`` (``--out``). UD data is read from the shared
 folder and never copied into the repository (outputs go to a temporary folder).
 
-    python eval/constraints.py [--ud ../shared/ud] [--treebanks en_ewt,tr_imst]
+    python -m eval run constraints [--ud ../shared/ud] [--treebanks en_ewt,tr_imst]
         [--train-cap 800] [--dev-cap 150] [--epochs 2] [--order 1|2] [--decoder NAME]
 """
 
@@ -126,7 +126,7 @@ def markdown(rows: list[dict], args) -> str:
         f"{args.repeats} runs each way (alternating); **speed** = "
         "time free / time rules (the issue asks >= 0.7). Decoder: "
         f"{rows[0]['decoder'] if rows else '?'}.",
-        f"Command: `python eval/constraints.py {' '.join(sys.argv[1:])}`",
+        f"Command: `python -m eval run constraints {' '.join(sys.argv[1:])}`",
         "",
         "| treebank | train | dev | gold rules/other | free rules/other | with rules "
         "rules/other | UAS free | UAS rules | LAS free | LAS rules | time free | "
@@ -154,7 +154,7 @@ def markdown(rows: list[dict], args) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = arguments(__name__)
     ap.add_argument("--ud", default=str(HERE.parent.parent / "shared" / "ud"))
     ap.add_argument("--treebanks", default=None, help="comma-separated folders (default all)")
     ap.add_argument("--train-cap", type=int, default=800)
@@ -184,6 +184,3 @@ def main(argv=None) -> int:
             out.with_suffix(".md").write_text(markdown(rows, args))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
 """``polyparse parse --dask local:2`` writes the bytes of ``--jobs 1`` on en_ewt dev, as
 CoNLL-U and as raw text (issue 15's first figure).
 
-    python eval/dask_identity.py [--model M] [--train-sentences 1000]
+    python -m eval run dask_identity [--model M] [--train-sentences 1000]
 
 The model (``--model``, or one trained by ``polyparse train`` with its tokenizer and
 tagger on the first ``--train-sentences`` training sentences, 2 epochs, kept in
@@ -24,17 +24,17 @@ import tempfile
 import time
 from pathlib import Path
 
-import _common
-from _common import kept_model, write_table
+from . import _common
+from ._common import arguments, kept_model, write_table
 
 UD = Path(os.environ.get("POLYPARSE_UD") or _common.UD)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--model", default=None)
     ap.add_argument("--train-sentences", type=int, default=1000)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     folder = UD / "en_ewt"
     if not (folder / "dev.conllu").exists():
         sys.exit(f"{folder / 'dev.conllu'} not found")
@@ -76,11 +76,8 @@ def main() -> None:
                  ("identical", "same bytes"), ("md5_jobs_1", "md5 --jobs 1"),
                  ("md5_dask_local_2", "md5 --dask local:2"), ("jobs_1_s", "--jobs 1 s"),
                  ("dask_s", "--dask local:2 s")],
-                notes=f"Model {model.name}; command: python eval/dask_identity.py "
+                notes=f"Model {model.name}; command: python -m eval run dask_identity "
                       + " ".join(sys.argv[1:]) + f"; load (1, 5, 15 min) at the end: "
                       f"{os.getloadavg()}.")
     print((_common.RESULTS / "dask_identity.md").read_text())
 
-
-if __name__ == "__main__":
-    main()

@@ -9,11 +9,11 @@ the optimistic program alone).
 
 One command::
 
-    python eval/decoders.py [--treebank sample|en_ewt] [--max-train N] [--max-dev N]
+    python -m eval run decoders [--treebank sample|en_ewt] [--max-train N] [--max-dev N]
                             [--epochs 2] [--max-heads 5] [--model PATH] [--out NAME]
                             [--decoders lp "lp star" ad3 ilp ad3-exact ...]
 
-Trains an order-2 model as ``eval/ad3_speed.py`` does (SSG, the ``lp`` decoder, pruned
+Trains an order-2 model as ``ad3_speed`` does (SSG, the ``lp`` decoder, pruned
 to ``--max-heads`` heads per word; with ``--model``, loads it from there if the file
 exists, whatever its order, else saves it there), computes every dev sentence's parts and scores once, then
 decodes them with each decoder, one core, timing the decoder calls only (CPU seconds).
@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import REPO, RESULTS, single_thread, treebank_or_sample, uptime, write_table
+from ._common import arguments, REPO, RESULTS, single_thread, treebank_or_sample, uptime, write_table
 
 single_thread()
 
@@ -80,8 +80,8 @@ def model_for(args, train) -> tuple[Parser, str]:
     return parser, how
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--treebank", default="sample")
     ap.add_argument("--max-train", type=int, default=None)
     ap.add_argument("--max-dev", type=int, default=None)
@@ -92,7 +92,7 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="result name (default decoders_<treebank>)")
     ap.add_argument("--decoders", nargs="+", choices=list(DECODERS), default=list(DECODERS),
                     help="the rows (ilp is always run: the others are compared with it)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     train, dev = treebank_or_sample(args.treebank, args.max_train, args.max_dev)
     parser, how = model_for(args, train)
     model = parser.model
@@ -164,7 +164,7 @@ def main() -> None:
         row["same_tree_as_ilp"] = float(np.mean([np.array_equal(r.heads, h)
                                                  for r, h in zip(results, ilp_heads)]))
     load = uptime()
-    command = "python eval/decoders.py " + " ".join(sys.argv[1:])
+    command = "python -m eval run decoders " + " ".join(sys.argv[1:])
     order = parser.config.order
     notes = (f"Command: `{command}`. Treebank {args.treebank}: order-{order} model {how}; "
              f"{len(dev)} dev sentences ({tokens} tokens). Decoding time only (CPU "
@@ -191,7 +191,3 @@ def main() -> None:
                 f"Order-{order} decoders: relaxations and exact decoding", rows, columns,
                 notes)
 
-
-if __name__ == "__main__":
-    os.chdir(REPO)
-    main()

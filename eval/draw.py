@@ -1,6 +1,6 @@
 """``polyparse draw`` on a treebank's dev set: its time, and every drawing read back.
 
-    python eval/draw.py [--treebank en_ewt] [--repeats 3]
+    python -m eval run draw [--treebank en_ewt] [--repeats 3]
 
 Runs ``polyparse draw --input dev.conllu --svg-dir DIR`` (one SVG per sentence) and
 ``polyparse draw --input dev.conllu --html PAGE`` as a user would, in a child process,
@@ -23,7 +23,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from _common import RESULTS, UD, machine, uptime, write_table
+from ._common import arguments, RESULTS, UD, machine, uptime, write_table
 
 from polyparse.corpora.conllu_io import read_treebank  # noqa: E402
 
@@ -67,11 +67,11 @@ def check(svgs: list[str | Path], sentences) -> int:
     return valid
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--repeats", type=int, default=3)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     dev = UD / args.treebank / "dev.conllu"
     if not dev.is_file():
         sys.exit(f"{dev} not found: the benchmarks read the shared UD treebanks")
@@ -107,7 +107,7 @@ def main() -> None:
              "start-up and writing included. 'valid': drawings that parse as XML, are SVG "
              "documents, and have one arc per word, from the file's head with the file's "
              f"label. Target: at most 10 s. Load before: `{load}`; after: `{uptime()}`. "
-             f"Command: python eval/draw.py" + "".join(f" {a}" for a in sys.argv[1:]))
+             f"Command: python -m eval run draw" + "".join(f" {a}" for a in sys.argv[1:]))
     out = RESULTS / f"draw_{args.treebank}"
     write_table(out, f"polyparse draw on {args.treebank} dev", rows,
                 [("command", "command"), ("sentences", "sentences"), ("drawn", "drawn"),
@@ -117,6 +117,3 @@ def main() -> None:
     print(out.with_suffix(".md").read_text())
     print(machine())
 
-
-if __name__ == "__main__":
-    main()

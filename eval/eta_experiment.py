@@ -3,7 +3,7 @@ inference in SSG-eta training) does to the relaxation at test time.
 
 One command::
 
-    python eval/eta_experiment.py [--epochs 3] [--order 2] [--max-train N] [--max-length N]
+    python -m eval run eta_experiment [--epochs 3] [--order 2] [--max-train N] [--max-length N]
 
 On ``../shared/ud/sl_ssj`` (Slovene, as in the paper; the last 20% of train held out
 as dev), reduced feature set, eta in {0, 0.25, 0.5, 0.75, 1} with equal training
@@ -19,7 +19,7 @@ import logging
 import time
 from pathlib import Path
 
-from _common import RESULTS, single_thread, treebank, write_table
+from ._common import arguments, RESULTS, single_thread, treebank, write_table
 
 single_thread()
 
@@ -32,8 +32,8 @@ from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 ETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--order", choices=["2", "full"], default="2")
     ap.add_argument("--max-train", type=int, default=None, help="first N training sentences")
@@ -45,7 +45,7 @@ def main() -> None:
     ap.add_argument("--max-length", type=int, default=None,
                     help="keep train and dev sentences of at most this many words")
     ap.add_argument("--out", default=str(RESULTS / "eta_experiment"))
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     train, dev = treebank("sl_ssj")
     if args.max_length:
         train, dev = ([s for s in part if len(s) <= args.max_length] for part in (train, dev))
@@ -122,6 +122,3 @@ def plot(rows, path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
-
-if __name__ == "__main__":
-    main()

@@ -3,7 +3,7 @@ perceptron; and the rate of its gap function G.
 
 One command::
 
-    python eval/extragradient_sample.py [--epochs 30]
+    python -m eval run extragradient_sample [--epochs 30]
 
 1. ``polyparse train --order 1 --no-tagger`` on ``corpora/sample/train.conllu`` (400
    sentences) with dev scored after every epoch: extragradient at ``eta = 1/L`` (the
@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import REPO, RESULTS, machine, single_thread, uptime
+from ._common import arguments, REPO, RESULTS, machine, single_thread, uptime
 
 single_thread()
 
@@ -79,7 +79,7 @@ def rate(radius: float, eta: float, sentences: int, iterations: int) -> dict:
 
 def markdown(result: dict) -> str:
     lines = ["# Dual extragradient on the sample treebank, order 1",
-             "", f"`python eval/extragradient_sample.py --epochs {result['epochs']}`, "
+             "", f"`python -m eval run extragradient_sample --epochs {result['epochs']}`, "
              f"{result['date']}; machine {result['machine']['cores']} cores (shared).",
              f"Load before: `{result['uptime_before']}`; after: `{result['uptime_after']}`.",
              "", "## Training on corpora/sample (400 sentences), dev (100) after each epoch", "",
@@ -115,11 +115,11 @@ def markdown(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--epochs", type=int, default=30)
     ap.add_argument("--iterations", type=int, default=1000)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     result = {"epochs": args.epochs, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "machine": machine(), "uptime_before": uptime(), "runs": [], "rates": []}
     with tempfile.TemporaryDirectory() as folder:
@@ -142,6 +142,3 @@ def main() -> None:
     (RESULTS / "extragradient_sample.md").write_text(markdown(result))
     print(markdown(result))
 
-
-if __name__ == "__main__":
-    main()

@@ -3,7 +3,7 @@ against ``|A|`` constrained maximum spanning trees called from Python.
 
 One command::
 
-    python eval/factor_oracles.py [--sizes 10 20 30 40] [--heads 5 10] [--sentences 30]
+    python -m eval run factor_oracles [--sizes 10 20 30 40] [--heads 5 10] [--sentences 30]
 
 For every sentence length n and number K of candidate heads per word: arc scores pruned to
 the K heads of largest matrix-tree marginal per word (as the parser's pruning,
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import RESULTS, single_thread, write_table
+from ._common import arguments, RESULTS, single_thread, write_table
 
 single_thread()
 
@@ -128,8 +128,8 @@ def measure(kind: str, n: int, heads: int, single_root: bool, sentences: int,
     return row
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10, 20, 30, 40])
     ap.add_argument("--heads", type=int, nargs="+", default=[5, 10])
     ap.add_argument("--sentences", type=int, default=30)
@@ -137,7 +137,7 @@ def main() -> None:
                     default=["random", "peaked"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(RESULTS / "factor_oracles"))
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     warm = np.random.default_rng(1)  # compile the kernels outside the timings
     measure("random", 6, 3, True, 1, warm)
@@ -168,6 +168,3 @@ def main() -> None:
                  ("python_ms", "|A| MSTs from Python ms"), ("speedup", "speed-up"),
                  ("matrix_tree_ms", "matrix-tree ms")], notes=notes)
 
-
-if __name__ == "__main__":
-    main()

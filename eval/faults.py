@@ -2,7 +2,7 @@
 
 One command::
 
-    python eval/faults.py [--runs 20] [--out eval/results/faults]
+    python -m eval run faults [--runs 20] [--out eval/results/faults]
 
 Trains a tiny model on the sample treebank, then runs each command ``--runs`` times per
 signal (SIGTERM, SIGINT) as a user would (``polyparse ...`` in a process of its own, with
@@ -32,7 +32,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from _common import REPO, machine
+from ._common import arguments, REPO, machine
 
 SAMPLE = REPO / "corpora" / "sample"
 TINY = ["--epochs", "2", "--bits", "16", "--label-bits", "12", "--no-tagger"]
@@ -184,12 +184,12 @@ def status_name(status: int) -> str:
     return f"killed by {signal.Signals(-status).name}" if status < 0 else str(status)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--runs", type=int, default=20, help="runs per command and signal")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=REPO / "eval" / "results" / "faults")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="polyparse-faults-"))
     try:
@@ -245,7 +245,7 @@ def write(out: Path, rows: list[dict], runs: list[dict], args) -> None:
     lines = [
         "# Stop signals at random moments (issue 11)",
         "",
-        f"`python eval/faults.py --runs {args.runs} --seed {args.seed}`; {args.runs} runs per "
+        f"`python -m eval run faults --runs {args.runs} --seed {args.seed}`; {args.runs} runs per "
         "command and signal, half at a uniform moment of the uninterrupted run, half while "
         "an output is being written (train: model or checkpoint save; parse, gap: "
         "mid-output). train and parse run with `--jobs 2`. Moments: *start-up* = before "
@@ -284,6 +284,3 @@ def write(out: Path, rows: list[dict], runs: list[dict], args) -> None:
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
-
-if __name__ == "__main__":
-    main()

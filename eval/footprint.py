@@ -3,7 +3,7 @@ and a warm numba cache.
 
 One command::
 
-    python eval/footprint.py [--out eval/results/footprint]
+    python -m eval run footprint [--out eval/results/footprint]
 
 runs ``polyparse train --train corpora/sample/train.conllu --dev corpora/sample/dev.conllu
 --model sample.npz`` (into a temporary folder) twice: first with ``NUMBA_CACHE_DIR``
@@ -32,7 +32,7 @@ import threading
 import time
 from pathlib import Path
 
-from _common import REPO, RESULTS, write_table
+from ._common import arguments, REPO, RESULTS, write_table
 
 SAMPLE = REPO / "corpora" / "sample"
 EPOCH = re.compile(r"^epoch (\d+): .*?, ([0-9.]+) s")
@@ -114,10 +114,10 @@ def log_dev(log: list[str]) -> str:
     return dev[-1].split(": dev ", 1)[-1].strip() if dev else ""
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--out", default=str(RESULTS / "footprint"))
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="footprint-") as folder:
         cache = Path(folder) / "numba"
@@ -151,6 +151,3 @@ def main() -> None:
               "is the 1-minute load average of the machine before and after the run (2 "
               "cores shared).")
 
-
-if __name__ == "__main__":
-    main()

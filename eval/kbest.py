@@ -1,6 +1,6 @@
 """K-best oracle UAS and the cost of K-best decoding on a treebank's dev set.
 
-    python eval/kbest.py [--treebank en_ewt] [--train-sentences N] [--epochs E]
+    python -m eval run kbest [--treebank en_ewt] [--train-sentences N] [--epochs E]
 
 Trains an order-1 parser (ssg, mst, single root, gold tags) on the first N training
 sentences (all by default), scores every dev sentence once (``LinearModel.arc_scores``),
@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from _common import RESULTS, machine, single_thread, split, write_table
+from ._common import arguments, RESULTS, machine, single_thread, split, write_table
 
 single_thread()
 
@@ -51,13 +51,13 @@ def pipeline_time(run, sentences) -> float:
     return best_time(run, sentences)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--train-sentences", type=int, default=None, metavar="N",
                     help="train on the first N sentences (default: all)")
     ap.add_argument("--epochs", type=int, default=5)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     train, dev, how = split(args.treebank)
     train = train[:args.train_sentences]
     start = time.perf_counter()
@@ -104,7 +104,7 @@ def main() -> None:
              "(scoring, decoding, labels; UD rules off, as parse --kbest decodes without "
              "them). "
              f"uptime load (1 min) before/after the timing: {load_before[0]:.2f} / "
-             f"{load_after[0]:.2f}. Command: python eval/kbest.py"
+             f"{load_after[0]:.2f}. Command: python -m eval run kbest"
              + "".join(f" {a}" for a in sys.argv[1:]))
     write_table(RESULTS / f"kbest_{args.treebank}", f"K-best trees on {args.treebank} dev",
                 rows, [("k", "K"), ("oracle_uas_all", "oracle UAS (all)"),
@@ -117,6 +117,3 @@ def main() -> None:
     print(open(RESULTS / f"kbest_{args.treebank}.md").read())
     print(machine())
 
-
-if __name__ == "__main__":
-    main()

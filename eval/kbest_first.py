@@ -9,7 +9,7 @@ rules on, the model's default decoder and time limit) and by ``parse --kbest K``
 k-best tree has parse's heads and labels, and those whose parse tree reached the time
 limit. Writes ``eval/results/kbest_first.{md,json}`` (``--out`` for another stem).
 
-    python eval/kbest_first.py --work /tmp/polyparse-defaults
+    python -m eval run kbest_first --work /tmp/polyparse-defaults
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from _common import RESULTS, revision, write_table
+from ._common import arguments, RESULTS, revision, write_table
 
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.parser import cli
@@ -48,7 +48,7 @@ def compare(model: Path, held: Path, k: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = arguments(__name__)
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "polyparse-defaults"),
                     help="eval/defaults.py's --work folder (its models and held-out parts)")
     ap.add_argument("--kbest", type=int, default=3, metavar="K", help="K (default 3)")
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.kbest < 1 or not models:
         sys.exit(f"{work / 'models'}: no model of eval/defaults.py there" if not models
                  else "--kbest must be at least 1")
-    meta = {"command": " ".join(["python eval/kbest_first.py", *(argv or sys.argv[1:])]),
+    meta = {"command": " ".join(["python -m eval run kbest_first", *(argv or sys.argv[1:])]),
             "revision": revision(),
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "load_before": [round(x, 2) for x in os.getloadavg()]}
@@ -80,6 +80,3 @@ def main(argv: list[str] | None = None) -> None:
     write_table(RESULTS / args.out, "--kbest's first tree against parse's (issue 41)", rows,
                 COLUMNS, notes, meta=meta)
 
-
-if __name__ == "__main__":
-    main()

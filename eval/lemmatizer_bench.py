@@ -2,7 +2,7 @@
 
 One command::
 
-    python eval/lemmatizer_bench.py [--out eval/results/lemmatizer] [--jackknife 10]
+    python -m eval run lemmatizer_bench [--out eval/results/lemmatizer] [--jackknife 10]
                                     [--no-clusters] [--ud DIR]
 
 For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%), as
@@ -29,8 +29,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import _common
-from _common import REPO, single_thread, split, word_clusters, write_table
+from . import _common
+from ._common import arguments, REPO, single_thread, split, word_clusters, write_table
 
 single_thread()   # one core, as the figures are stated
 
@@ -105,7 +105,7 @@ def run(name: str, folds: int, clusters: str | None) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = arguments(__name__)
     parser.add_argument("--out", default=str(REPO / "eval" / "results" / "lemmatizer"),
                         help="output path without extension (default: %(default)s)")
     parser.add_argument("--jackknife", type=int, default=10, metavar="K",
@@ -147,6 +147,3 @@ def main(argv: list[str] | None = None) -> int:
     print(Path(args.out).with_suffix(".md").read_text())
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,7 +2,7 @@
 
 One command::
 
-    python eval/long_sentences.py [--train N] [--train2 N] [--models DIR] [--ud DIR]
+    python -m eval run long_sentences [--train N] [--train2 N] [--models DIR] [--ud DIR]
                                   [--out eval/results/long_sentences]
 
 Trains (or, with ``--models DIR``, reuses from DIR) two small models on en_ewt training
@@ -38,7 +38,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import RESULTS, UD, machine, single_thread
+from ._common import arguments, RESULTS, UD, machine, single_thread
 
 single_thread()
 
@@ -124,8 +124,8 @@ def train_models(folder: Path, ud: Path, n_train: int, n_train2: int) -> tuple[P
     return order1, order2
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--train", type=int, default=300,
                     help="training sentences of the order-1 model (default 300)")
     ap.add_argument("--train2", type=int, default=100,
@@ -136,7 +136,7 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--ud", type=Path, default=UD, help=f"the shared UD folder (default {UD})")
     ap.add_argument("--out", type=Path, default=RESULTS / "long_sentences")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -215,6 +215,3 @@ def main() -> None:
     args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
-
-if __name__ == "__main__":
-    main()

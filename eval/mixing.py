@@ -2,7 +2,7 @@
 (McDonald, Hall and Mann, NAACL 2010; uniform mixing) against SSG in one process, after
 the same number of epochs.
 
-    python eval/mixing.py [--en-sentences N] [--en-epochs E] [--tr-sentences N]
+    python -m eval run mixing [--en-sentences N] [--en-epochs E] [--tr-sentences N]
                           [--tr-epochs E] [--dev-sentences N] [--shards K] [--eta ETA]
 
 en_ewt order 1 (mst) and tr_imst order 2 (all-pairs siblings, ad3-exact), gold tags
@@ -24,8 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-import _common
-from _common import RESULTS, machine, single_thread
+from . import _common
+from ._common import arguments, RESULTS, machine, single_thread
 
 single_thread()
 
@@ -63,8 +63,8 @@ def run(name: str, order: str, sentences: int | None, epochs: int, dev_cap: int 
     return rows
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--en-sentences", type=int, default=None)
     ap.add_argument("--en-epochs", type=int, default=5)
     ap.add_argument("--tr-sentences", type=int, default=None)
@@ -78,7 +78,7 @@ def main() -> None:
                     help="run only one side (to run the two side by side in two processes; "
                          "the table then pairs nothing: merge the JSON rows)")
     ap.add_argument("--out", default="mixing", help="table name under eval/results/")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     load_before = os.getloadavg()
     rows = []
     command = " ".join(["python", "eval/mixing.py", *sys.argv[1:]])
@@ -120,6 +120,3 @@ def write(rows: list[dict], command: str, load_before, load_after,
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
-
-if __name__ == "__main__":
-    main()

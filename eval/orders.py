@@ -2,7 +2,7 @@
 
 One command::
 
-    python eval/orders.py [--epochs 3] [--treebanks en_ewt tr_imst sl_ssj da_ddt]
+    python -m eval run orders [--epochs 3] [--treebanks en_ewt tr_imst sl_ssj da_ddt]
                           [--orders 1 2 full] [--max-train N] [--max-dev N] [--jobs 2]
                           [--models DIR] [--train-decoder ilp|default|NAME]
                           [--train-option NAME=VALUE ...]
@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import RESULTS, single_thread, treebank, write_table
+from ._common import arguments, RESULTS, single_thread, treebank, write_table
 
 single_thread()
 
@@ -54,8 +54,8 @@ def evaluate(parser: Parser, dev, decoder: str) -> dict:
             "tokens_per_s": sum(len(s) for s in dev) / seconds}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--treebanks", nargs="+", default=["en_ewt", "tr_imst", "sl_ssj", "da_ddt"])
     ap.add_argument("--orders", nargs="+", default=["1", "2", "full"])
@@ -96,7 +96,7 @@ def main() -> None:
                     help="a labeled first-order pruner (default: unlabeled, as polyparse "
                          "train)")
     ap.add_argument("--out", default=str(RESULTS / "orders"))
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     models = Path(args.models) if args.models else None
     lambda_option = {} if args.lambda_ is None else {"lambda_": args.lambda_}
     if models:
@@ -163,7 +163,7 @@ def write(out: Path, rows: list[dict], args) -> None:
                  ("epochs", "epochs"), ("train_minutes", "train min"),
                  ("train_decoder", "trained with"),
                  ("train_sentences", "train sents")],
-                notes=f"Command: `python eval/orders.py {' '.join(sys.argv[1:])}`. "
+                notes=f"Command: `python -m eval run orders {' '.join(sys.argv[1:])}`. "
                       f"SSG-eta (eta = 1, lambda "
                       f"{'1e-5 (default)' if args.lambda_ is None else args.lambda_}), "
                       f"features {'with' if args.morphology else 'without'} morphology "
@@ -175,6 +175,3 @@ def write(out: Path, rows: list[dict], args) -> None:
                       f"written: {os.getloadavg()[0]:.2f}; scores over all words, "
                       "gold tags; tokens/s on one core.")
 
-
-if __name__ == "__main__":
-    main()

@@ -2,7 +2,7 @@
 
 One command::
 
-    python eval/parse_speed.py [--treebank en_ewt] [--max-train 3000] [--epochs 2]
+    python -m eval run parse_speed [--treebank en_ewt] [--max-train 3000] [--epochs 2]
                                [--max-heads 5] [--model PATH] [--decoders ad3,lp]
                                [--out NAME] [--repeat K]
 
@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import REPO, RESULTS, UD, single_thread, treebank, uptime, write_table
+from ._common import arguments, REPO, RESULTS, UD, single_thread, treebank, uptime, write_table
 
 single_thread()
 
@@ -179,8 +179,8 @@ def model_for(args) -> tuple[Path, str]:
                   f"{args.max_heads} heads, saved to {path}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--max-train", type=int, default=3000)
     ap.add_argument("--epochs", type=int, default=2)
@@ -191,7 +191,7 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="result name (default parse_speed_<treebank>)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="in-process parses per decoder, the decoders taking turns")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     model_path, how = model_for(args)
     dev_path = UD / args.treebank / "dev.conllu"
     gold = list(read_conllu(dev_path))
@@ -253,7 +253,7 @@ def main() -> None:
     breakdown.append("| total (instrumented) | " + " | ".join(
         f"{r['timed_cpu_s']:.2f}" for r in rows) + " |")
     load = uptime()
-    command = "python eval/parse_speed.py " + " ".join(sys.argv[1:])
+    command = "python -m eval run parse_speed " + " ".join(sys.argv[1:])
     order = parser.config.order
     notes = (f"Command: `{command}`. Treebank {args.treebank}: order-{order} model {how}. Dev: "
              f"{len(gold)} sentences, {tokens} tokens, gold tags. One core (OMP/BLAS/numba "
@@ -277,7 +277,3 @@ def main() -> None:
     with out.with_suffix(".md").open("a") as md:
         md.write("\n".join(breakdown) + "\n")
 
-
-if __name__ == "__main__":
-    os.chdir(REPO)
-    main()

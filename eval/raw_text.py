@@ -2,7 +2,7 @@
 
 One command::
 
-    python eval/raw_text.py [--epochs 10] [--max-train N] [--models DIR [--reuse]]
+    python -m eval run raw_text [--epochs 10] [--max-train N] [--models DIR [--reuse]]
                             [--no-clusters] [--out eval/results/raw_text]
 
 For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%,
@@ -41,7 +41,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from _common import REPO, RESULTS, single_thread, treebank, word_clusters, write_table
+from ._common import arguments, REPO, RESULTS, single_thread, treebank, word_clusters, write_table
 
 single_thread()
 
@@ -179,7 +179,7 @@ COLUMNS = [("treebank", "treebank"), ("split", "split"), ("train_sentences", "tr
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = arguments(__name__)
     ap.add_argument("--treebanks", nargs="+", default=list(TREEBANKS), choices=TREEBANKS)
     ap.add_argument("--epochs", type=int, default=10, help="parser epochs (default 10)")
     ap.add_argument("--max-train", type=int, default=None, metavar="N",
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     rows = [run(name, args) for name in args.treebanks]
-    command = "python eval/raw_text.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = "python -m eval run raw_text " + " ".join(sys.argv[1:] if argv is None else argv)
     notes = (
         f"Command: `{command.strip()}`"
         + (" (models trained by an earlier run with the same settings; *train min* is "
@@ -237,6 +237,3 @@ def main(argv: list[str] | None = None) -> None:
     write_table(Path(args.out), "Parsing from raw text (issues 4 and 11)", rows, COLUMNS, notes)
     print(Path(args.out).with_suffix(".md").read_text())
 
-
-if __name__ == "__main__":
-    main()

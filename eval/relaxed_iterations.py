@@ -9,7 +9,7 @@ part is parsed with gold tags, the UD rules on and off, each sentence timed by
 (all words) and tokens per second under both, and the sentences that reached the time
 limit. Writes ``eval/results/relaxed_iterations.{md,json}``.
 
-    python eval/relaxed_iterations.py --treebanks da_ddt sv_talbanken
+    python -m eval run relaxed_iterations --treebanks da_ddt sv_talbanken
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-from _common import RESULTS, UD, revision, write_table
-from defaults import run, split, timed_analyses, warm_training
+from ._common import arguments, RESULTS, UD, revision, write_table
+from .defaults import run, split, timed_analyses, warm_training
 
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.parser.evaluate import attachment_scores
@@ -48,7 +48,7 @@ def parsed(model: Path, gold: list, rules: bool) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = arguments(__name__)
     ap.add_argument("--ud", default=str(UD), metavar="DIR")
     ap.add_argument("--treebanks", nargs="+", default=["da_ddt", "sv_talbanken"])
     ap.add_argument("--iterations", nargs="+", default=["100", "1000", "none"])
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default="relaxed_iterations")
     args = ap.parse_args(argv)
     work = Path(args.work)
-    meta = {"command": " ".join(["python eval/relaxed_iterations.py",
+    meta = {"command": " ".join(["python -m eval run relaxed_iterations",
                                  *(argv or sys.argv[1:])]),
             "revision": revision(),
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -86,6 +86,3 @@ def main(argv: list[str] | None = None) -> None:
     write_table(RESULTS / args.out, "AD3 iterations of SSG's relaxed inference (issue 41)",
                 rows, COLUMNS, notes, meta=meta)
 
-
-if __name__ == "__main__":
-    main()

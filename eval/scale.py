@@ -1,7 +1,7 @@
 """Past one machine: parsing and parameter-mixing training on a Dask cluster, measured on
 this machine and projected to 8, 32 and 128 machines.
 
-    python eval/scale.py [--model M] [--parse-sentences N] [--train-sentences 2000]
+    python -m eval run scale [--model M] [--parse-sentences N] [--train-sentences 2000]
                          [--ipm-sentences 2000] [--no-ud-rules]
 
 * Parsing: en_ewt train (``../shared/ud/en_ewt/train.conllu``, read in place; the first
@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-import _common
-from _common import RESULTS, kept_model, machine, single_thread
+from . import _common
+from ._common import arguments, RESULTS, kept_model, machine, single_thread
 
 single_thread()
 
@@ -214,15 +214,15 @@ def projection(parse: list[dict], ipm: list[dict]) -> tuple[list[dict], list[str
     return rows, lines
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--model", default=None)
     ap.add_argument("--parse-sentences", type=int, default=None)
     ap.add_argument("--train-sentences", type=int, default=2000)
     ap.add_argument("--ipm-sentences", type=int, default=2000)
     ap.add_argument("--no-ud-rules", action="store_true",
                     help="parse without the UD rules (as parse --no-ud-rules)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if not (UD / "en_ewt" / "train.conllu").exists():
         sys.exit(f"{UD / 'en_ewt' / 'train.conllu'} not found")
     load_before = os.getloadavg()
@@ -244,7 +244,7 @@ def main() -> None:
              + (". The machine's 2 cores are shared with other work: the figures are those "
                 "of a loaded machine." if max(load_before[0], load_after[0]) > 2.5 else
                 " (this script's own two workers make 2)."), "",
-             f"Command: `python eval/scale.py {' '.join(sys.argv[1:])}`; model: "
+             f"Command: `python -m eval run scale {' '.join(sys.argv[1:])}`; model: "
              f"`{model.name}` (order 1, mst, UD rules "
              f"{'off' if args.no_ud_rules else 'on'}). Input: en_ewt train, "
              f"{parse[0]['sentences']} sentences, {parse[0]['tokens']} tokens"
@@ -276,6 +276,3 @@ def main() -> None:
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
-
-if __name__ == "__main__":
-    main()

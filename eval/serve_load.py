@@ -1,6 +1,6 @@
 """A bounded local load test of ``polyparse serve``: latency, concurrency, size limit.
 
-    python eval/serve_load.py [--treebank en_ewt] [--train-sentences 2000] [--model M]
+    python -m eval run serve_load [--treebank en_ewt] [--train-sentences 2000] [--model M]
 
 Trains an order-1 model (tokenizer, tagger, parser: ``polyparse train`` on the first
 ``--train-sentences`` sentences of the treebank, 3 epochs, jackknife 3; kept in
@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import (RESULTS, kept_model, machine, single_thread, treebank_or_sample, uptime,
+from ._common import arguments, (RESULTS, kept_model, machine, single_thread, treebank_or_sample, uptime,
                      write_table)
 
 single_thread()
@@ -116,14 +116,14 @@ def at_once(port: int, bodies: list[bytes]) -> tuple[list, float]:
     return answers, time.perf_counter() - start
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--train-sentences", type=int, default=2000, metavar="N")
     ap.add_argument("--model", default=None, help="an order-1 model to serve instead")
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--concurrent", type=int, default=50)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     train, dev = treebank_or_sample(args.treebank, max_train=args.train_sentences)
     model = trained_model(args, train)
     texts = [s.text for s in dev if s.text]
@@ -177,7 +177,7 @@ def main() -> None:
              f"\"{twenty}\". 'correct': answers equal to the same request's answer alone "
              "(CoNLL-U and drawings), or for the 1 MiB request, refused with status 413 and "
              f"a message. Load before: `{load_before}`; after: `{uptime()}`. Command: "
-             "python eval/serve_load.py" + "".join(f" {a}" for a in sys.argv[1:]))
+             "python -m eval run serve_load" + "".join(f" {a}" for a in sys.argv[1:]))
     out = RESULTS / "serve_load"
     write_table(out, "polyparse serve: latency, concurrent requests, size limit", rows,
                 [("test", "test"), ("requests", "requests"), ("correct", "correct"),
@@ -188,6 +188,3 @@ def main() -> None:
     print(out.with_suffix(".md").read_text())
     print(machine())
 
-
-if __name__ == "__main__":
-    main()

@@ -2,7 +2,7 @@
 
 One command::
 
-    python eval/tagger_bench.py [--out eval/results/tagger] [--epochs 8] [--no-variants]
+    python -m eval run tagger_bench [--out eval/results/tagger] [--epochs 8] [--no-variants]
                                 [--no-clusters]
 
 For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%), fits
@@ -30,7 +30,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from _common import REPO, UD, single_thread, split, word_clusters
+from ._common import arguments, REPO, UD, single_thread, split, word_clusters
 
 single_thread()   # one core, as the figures are stated
 
@@ -164,7 +164,7 @@ def _clusters(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = arguments(__name__)
     parser.add_argument("--out", default=str(REPO / "eval" / "results" / "tagger"),
                         help="output path without extension (default: %(default)s)")
     parser.add_argument("--epochs", type=int, default=8)
@@ -198,6 +198,3 @@ def main(argv: list[str] | None = None) -> int:
     print(out.with_suffix(".md").read_text())
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

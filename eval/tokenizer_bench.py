@@ -2,7 +2,7 @@
 
 One command::
 
-    python eval/tokenizer_bench.py [--out eval/results/tokenizer]
+    python -m eval run tokenizer_bench [--out eval/results/tokenizer]
 
 For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%), fits
 :class:`corpora.tokenizer.Tokenizer` on the training sentences, rebuilds the held-out
@@ -25,7 +25,7 @@ import platform
 import time
 from pathlib import Path
 
-from _common import REPO, single_thread, split
+from ._common import arguments, REPO, single_thread, split
 
 single_thread()   # one core, as the figures are stated
 
@@ -115,7 +115,7 @@ def markdown(results: list[dict], options: dict, machine: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = arguments(__name__)
     parser.add_argument("--out", default=str(REPO / "eval" / "results" / "tokenizer"),
                         help="output path without extension (writes .json and .md)")
     parser.add_argument("--treebanks", nargs="+", default=list(TREEBANKS), choices=TREEBANKS)
@@ -134,6 +134,3 @@ def main(argv: list[str] | None = None) -> None:
     out.with_suffix(".md").write_text(markdown(results, options, machine))
     print(out.with_suffix(".md").read_text())
 
-
-if __name__ == "__main__":
-    main()

@@ -2,7 +2,7 @@
 
 One command::
 
-    python eval/trainers.py [--treebank tr_imst] [--order 2] [--budget SECONDS]
+    python -m eval run trainers [--treebank tr_imst] [--order 2] [--budget SECONDS]
                             [--trainers ssg dlpw hu bcfw bcfw:pairwise=true extragradient]
                             [--train-decoder ilp|default|NAME] [--out PATH]
 
@@ -37,7 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import RESULTS, single_thread, treebank, write_table
+from ._common import arguments, RESULTS, single_thread, treebank, write_table
 
 single_thread()
 
@@ -166,8 +166,8 @@ def curve_row(spec: str, curve: list[dict]) -> dict:
             "final_P": last["P"], "curve": curve}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--treebank", default="tr_imst")
     ap.add_argument("--order", choices=["1", "2"], default="2")
     ap.add_argument("--trainers", nargs="+", default=["ssg", "dlpw", "hu", "bcfw",
@@ -206,7 +206,7 @@ def main() -> None:
     ap.add_argument("--compare", nargs="+", default=[], metavar="RUN",
                     help="with --replot: draw the rows of these earlier runs' RUN.json "
                          "in the same figure")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.save_models and not Path(args.save_models).is_dir():
         ap.error(f"--save-models: {args.save_models} is not a folder")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
@@ -269,7 +269,7 @@ def main() -> None:
                 row["reach_x"] = row["reach_s"] / reference["seconds"]
                 if "lp_uas" in row and "lp_uas" in reference:
                     row["uas_vs_reference"] = row["lp_uas"] - reference["lp_uas"]
-        command = "python eval/trainers.py " + " ".join(sys.argv[1:])
+        command = "python -m eval run trainers " + " ".join(sys.argv[1:])
         notes = (f"Command: `{command}`. Trainers' decoder: {config.decoder}. "
                  f"{len(train)} training sentences, {len(dev)} dev, order {args.order}, at "
                  f"most {args.max_heads} candidate heads per word, lambda {args.lambda_}; "
@@ -356,6 +356,3 @@ def plot(rows: list[dict], out: Path) -> None:
     fig.tight_layout()
     fig.savefig(out.with_suffix(".png"), dpi=110)
 
-
-if __name__ == "__main__":
-    main()

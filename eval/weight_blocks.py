@@ -2,7 +2,7 @@
 
 One command::
 
-    python eval/weight_blocks.py --models A.npz B.npz [--treebank tr_imst] [--out PATH]
+    python -m eval run weight_blocks --models A.npz B.npz [--treebank tr_imst] [--out PATH]
 
 The model's weights are two blocks (``learning/model.py``): the part weights ``w_parts``
 (arcs, grandparents, siblings) and the label weights ``W_labels``, whose best label per
@@ -15,7 +15,7 @@ to the norm of the part block's own, as the two models' scales may differ), and 
 block each model's norm and the cosine between the two models' blocks. If swapping one
 block moves the UAS from one model's to the other's, that block carries the difference.
 Every pairing parses with A's pruner and decoder settings (the same as B's for two
-models of one ``eval/trainers.py`` run).
+models of one ``trainers`` run).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from _common import RESULTS, single_thread, treebank_or_sample, write_table
+from ._common import arguments, RESULTS, single_thread, treebank_or_sample, write_table
 
 single_thread()
 
@@ -45,14 +45,14 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     return float(a @ b) / norm if norm else float("nan")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--models", nargs=2, required=True, metavar=("A", "B"),
                     help="two model files of the same feature map and labels")
     ap.add_argument("--treebank", default="tr_imst", help="a shared UD treebank or 'sample'")
     ap.add_argument("--max-dev", type=int, default=None)
     ap.add_argument("--out", default=None)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     for path in args.models:
         if not Path(path).is_file():
             ap.error(f"--models: {path} is not a file")
@@ -78,7 +78,7 @@ def main() -> None:
                              "uas": scores["uas"], "las": scores["las"]})
                 print(rows[-1], file=sys.stderr)
     (x, y) = names
-    notes = (f"Command: `python eval/weight_blocks.py {' '.join(sys.argv[1:])}`. "
+    notes = (f"Command: `python -m eval run weight_blocks {' '.join(sys.argv[1:])}`. "
              f"{len(dev)} dev sentences of {args.treebank}, LP + rounding, scores over all "
              f"words. Norms: parts {x} {np.linalg.norm(parts[x]):.2f}, {y} "
              f"{np.linalg.norm(parts[y]):.2f} (cosine {cosine(parts[x], parts[y]):.3f}); "
@@ -90,6 +90,3 @@ def main() -> None:
                  ("scale", "label weights times"),
                  ("uas", "dev UAS (LP)"), ("las", "dev LAS (LP)")], notes)
 
-
-if __name__ == "__main__":
-    main()
