@@ -209,9 +209,11 @@ def write_result(args, name: str, title: str, data: dict, lines: list[str]) -> P
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(out.with_suffix(".json")) as f:
         f.write(json.dumps({**made, **data}, indent=2, default=float))
+    box = made["machine"]
     header = (f"Command: `{made['command']}` at revision {made['revision']}, {made['date']}; "
-              f"machine: {made['machine']}; load average (1, 5, 15 min) "
-              f"{made['load_before']} before, {made['load_after']} after.")
+              f"{box['cores']} cores, {box['memory_gib']} GiB, Python {box['python']}, "
+              f"{box['system']}; load average (1, 5, 15 min) {made['load_before']} before, "
+              f"{made['load_after']} after.")
     with atomic_write(out.with_suffix(".md")) as f:
         f.write("\n".join([f"# {title}", "", header, "", *lines]) + "\n")
     return out.with_suffix(".md")
@@ -228,6 +230,20 @@ def write_table(args, name: str, title: str, rows: list[dict],
     if after:
         lines += ["", after]
     return write_result(args, name, title, {**(meta or {}), "rows": rows}, lines)
+
+
+def pyplot():
+    """``matplotlib.pyplot`` drawing into files, or None (with a message) where matplotlib
+    is not installed: the tables do not need it, only their plots."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("no plot: matplotlib is not installed (pip install -e '.[plot]')",
+              file=sys.stderr)
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
 
 
 def markdown_table(rows: list[dict], columns: list[tuple[str, str]]) -> list[str]:
