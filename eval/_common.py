@@ -21,6 +21,9 @@ RESULTS = REPO / "eval" / "results"
 SAMPLE = REPO / "corpora" / "sample"
 """The sample treebank, ``--treebank sample`` of every benchmark."""
 
+POLYPARSE = [sys.executable, "-m", "polyparse.parser.cli"]
+"""The ``polyparse`` command of this Python (the installed package this process imports)."""
+
 try:
     import polyparse.parser  # noqa: F401
 except ImportError:

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._common import SAMPLE, arguments, markdown_table, write_table
+from ._common import POLYPARSE, SAMPLE, arguments, markdown_table, write_table
 
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.parser import cli
@@ -62,7 +62,6 @@ WARM_PARSE = 5
 """Held-out sentences of the untimed ``polyparse parse`` before the timed one, and of
 the untimed in-process analyses before the timed ones."""
 
-POLYPARSE = [sys.executable, "-m", "polyparse.parser.cli"]
 
 
 def blocks(path: Path) -> list[str]:

@@ -23,7 +23,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from ._common import arguments, RESULTS, UD, machine, uptime, write_table
+from ._common import POLYPARSE, arguments, RESULTS, UD, machine, uptime, write_table
 
 from polyparse.corpora.conllu_io import read_treebank  # noqa: E402
 
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
         outputs = {"svg": ["--svg-dir", str(Path(folder) / "trees")],
                    "html": ["--html", str(Path(folder) / "dev.html")]}
         for kind, output in outputs.items():
-            command = ["polyparse", "-q", "draw", "--input", str(dev), *output]
+            command = [*POLYPARSE, "-q", "draw", "--input", str(dev), *output]
             times = [timed(command) for _ in range(args.repeats)]
             if kind == "svg":
                 files = sorted((Path(folder) / "trees").iterdir())

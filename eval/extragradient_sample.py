@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ._common import arguments, REPO, RESULTS, machine, single_thread, uptime
+from ._common import POLYPARSE, arguments, REPO, RESULTS, machine, single_thread, uptime
 
 single_thread()
 
@@ -41,7 +41,7 @@ SAMPLE = REPO / "corpora" / "sample"
 
 def train_cli(name: str, flags: list[str], folder: Path) -> dict:
     model = folder / f"{len(list(folder.iterdir()))}.npz"
-    command = ["polyparse", "train", "--train", str(SAMPLE / "train.conllu"),
+    command = [*POLYPARSE, "train", "--train", str(SAMPLE / "train.conllu"),
                "--dev", str(SAMPLE / "dev.conllu"), "--model", str(model), "--order", "1",
                "--no-tagger", *flags]
     start = time.perf_counter()

@@ -32,12 +32,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from ._common import arguments, REPO, machine
+from ._common import POLYPARSE, arguments, REPO, machine
 
 SAMPLE = REPO / "corpora" / "sample"
 TINY = ["--epochs", "2", "--bits", "16", "--label-bits", "12", "--no-tagger"]
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
-POLYPARSE = [sys.executable, "-m", "polyparse.parser.cli"]
 HANG = 120          # seconds after the signal: a run still going then has hung
 
 

@@ -32,7 +32,7 @@ import threading
 import time
 from pathlib import Path
 
-from ._common import arguments, REPO, RESULTS, write_table
+from ._common import POLYPARSE, arguments, REPO, RESULTS, write_table
 
 SAMPLE = REPO / "corpora" / "sample"
 EPOCH = re.compile(r"^epoch (\d+): .*?, ([0-9.]+) s")
@@ -42,7 +42,7 @@ STAGES = {"tokenizer": "tokenizer: trained", "tagger": "tagger: dev UPOS",
 
 def train(cache: Path, model: Path) -> dict:
     """One run of the README's command; its figures."""
-    command = [sys.executable, "-m", "polyparse.parser.cli", "train",
+    command = [*POLYPARSE, "train",
                "--train", str(SAMPLE / "train.conllu"), "--dev", str(SAMPLE / "dev.conllu"),
                "--model", str(model)]
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))

@@ -38,7 +38,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ._common import arguments, RESULTS, UD, machine, single_thread
+from ._common import POLYPARSE, arguments, RESULTS, UD, machine, single_thread
 
 single_thread()
 
@@ -112,7 +112,7 @@ def train_models(folder: Path, ud: Path, n_train: int, n_train2: int) -> tuple[P
             (folder / f"train{n}.conllu").write_text("\n\n".join(blocks[:n]) + "\n\n",
                                                     encoding="utf-8")
     order1, order2 = folder / f"order1_{n_train}.npz", folder / f"order2_{n_train2}.npz"
-    polyparse = [sys.executable, "-m", "polyparse.parser.cli"]
+    polyparse = POLYPARSE
     if not order1.exists():
         subprocess.run(polyparse + ["train", "--train", str(folder / f"train{n_train}.conllu"),
                                     "--model", str(order1), "--epochs", "2"], check=True)
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
         text.write_text(raw_line(dev, args.words), encoding="utf-8")
         medium = tmp / "medium.conllu"
         medium.write_text(long_sentence(dev, args.gap_words), encoding="utf-8")
-        polyparse = [sys.executable, "-m", "polyparse.parser.cli"]
+        polyparse = POLYPARSE
         # numba compiles the kernels into its cache on first use: not part of the figures
         tiny = tmp / "tiny.conllu"
         tiny.write_text(long_sentence(dev, 5), encoding="utf-8")

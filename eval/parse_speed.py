@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._common import arguments, REPO, RESULTS, UD, single_thread, treebank, uptime, write_table
+from ._common import POLYPARSE, arguments, REPO, RESULTS, UD, single_thread, treebank, uptime, write_table
 
 single_thread()
 
@@ -139,7 +139,7 @@ def parse_file(parser: Parser, dev: Path, out: Path, timer: StageTimer | None = 
 
 def run_cli(model: Path, dev: Path, out: Path, decoder: str) -> dict:
     """``polyparse parse`` in a child process: its CPU seconds and peak memory."""
-    command = [sys.executable, "-m", "polyparse.parser.cli", "parse", "--model", str(model),
+    command = [*POLYPARSE, "parse", "--model", str(model),
                "--input", str(dev), "--output", str(out), "--decoder", decoder]
     start = time.perf_counter()
     child = subprocess.Popen(command, env=dict(os.environ))

@@ -41,7 +41,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from ._common import arguments, REPO, RESULTS, single_thread, treebank, word_clusters, write_table
+from ._common import POLYPARSE, arguments, REPO, RESULTS, single_thread, treebank, word_clusters, write_table
 
 single_thread()
 
@@ -62,7 +62,7 @@ def upos_accuracy(gold, predicted) -> float:
 def cli_seconds(model: Path, text_file: Path, out: Path, jobs: int) -> tuple[float, float]:
     """Wall-clock and CPU seconds (the process and its workers) of ``polyparse parse
     --format text --jobs N``."""
-    command = [sys.executable, "-m", "polyparse.parser.cli", "-q", "parse", "--model", str(model),
+    command = [*POLYPARSE, "-q", "parse", "--model", str(model),
                "--input", str(text_file), "--format", "text", "--jobs", str(jobs),
                "--output", str(out)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._common import arguments, (RESULTS, kept_model, machine, single_thread, treebank_or_sample, uptime,
+from ._common import POLYPARSE, arguments, (RESULTS, kept_model, machine, single_thread, treebank_or_sample, uptime,
                      write_table)
 
 single_thread()
@@ -77,7 +77,7 @@ def trained_model(args, train) -> Path:
         with tempfile.NamedTemporaryFile("w", suffix=".conllu", encoding="utf-8") as file:
             file.write("".join(s.to_text() for s in train))
             file.flush()
-            subprocess.run(["polyparse", "-q", "train", "--train", file.name, "--model",
+            subprocess.run([*POLYPARSE, "-q", "train", "--train", file.name, "--model",
                             str(path), "--epochs", "3", "--jackknife", "3",
                             "--tagger-epochs", "4"], check=True)
 
@@ -86,7 +86,7 @@ def trained_model(args, train) -> Path:
 
 def start_server(model: Path) -> tuple[subprocess.Popen, int]:
     """``polyparse serve`` on a free port of 127.0.0.1, and that port."""
-    server = subprocess.Popen(["polyparse", "serve", "--model", str(model), "--port", "0"],
+    server = subprocess.Popen([*POLYPARSE, "serve", "--model", str(model), "--port", "0"],
                               stderr=subprocess.PIPE, text=True)
     line = server.stderr.readline()
     found = re.search(r"at http://127\.0\.0\.1:(\d+)/", line)
