@@ -71,6 +71,21 @@ def folder(ud: Path, name: str) -> Path:
     return SAMPLE if name == "sample" else Path(ud) / name
 
 
+def treebanks_argument(ap: argparse.ArgumentParser, default: list[str]) -> None:
+    """The option ``--treebanks NAME ...``: shared treebanks, or ``sample``."""
+    ap.add_argument("--treebanks", nargs="+", default=list(default), metavar="NAME",
+                    help="folders of --ud, or sample (default: %s)" % " ".join(default))
+
+
+def require_treebanks(ap: argparse.ArgumentParser, ud: Path, names: list[str]) -> None:
+    """Stop with a usage error, before any work, if a treebank of ``names`` has no
+    train.conllu."""
+    missing = [str(folder(ud, name) / "train.conllu") for name in names
+               if not (folder(ud, name) / "train.conllu").is_file()]
+    if missing:
+        ap.error(f"not found: {', '.join(missing)}")
+
+
 def load() -> list[float]:
     """The load average over 1, 5 and 15 minutes."""
     return [round(x, 2) for x in os.getloadavg()]
