@@ -173,7 +173,8 @@ def projection(parse: list[dict], ipm: list[dict]) -> tuple[list[dict], list[str
         f"local:{dask2['workers']}), where",
         f"S = reading + writing on the client = {one['read_s']:.2f} + {one['write_s']:.2f} "
         f"= {serial:.2f} s, P = parsing in one process = {parallel:.2f} s, and O = what "
-        f"local:{dask2['workers']} adds beyond P / {dask2['workers']} (scheduling, sending chunks and results, shipping the "
+        f"local:{dask2['workers']} adds beyond P / {dask2['workers']} (scheduling, sending "
+        "chunks and results, shipping the "
         f"model once, {ship:.2f} s of it) = {dask2['parse_s']:.2f} - {parallel:.2f} / "
         f"{dask2['workers']} = "
         f"{overhead:.2f} s, taken as serial (it is the client's). Throughput = "
