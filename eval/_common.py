@@ -200,11 +200,6 @@ def kept_model(args, name: str, train) -> Path:
     return path
 
 
-def uptime() -> str:
-    """``uptime``'s line: the machine's load, for result tables."""
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-
-
 def revision() -> str:
     """The repository's git revision (``git describe --always --dirty``), for result
     tables."""

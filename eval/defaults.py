@@ -27,12 +27,12 @@ report). ``--models DIR`` parses the models ``DIR/TREEBANK-ORDER.npz`` of an ear
 (``WORK/models``) instead of training. The commands' messages are kept in
 ``WORK/TREEBANK/train-ORDER.log`` (epoch by epoch) and ``parsed-ORDER.log``. Threads are
 left as the environment sets them.
-Writes ``eval/results/defaults.{md,json}`` (``--out`` for another stem) after every row.
+Writes ``defaults.{md,json}`` under ``--results`` (``--out`` for another stem) after every
+row.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import tempfile

@@ -14,7 +14,6 @@ word's head in the file with its label. Writes ``draw_<treebank>.{json,md}`` und
 
 from __future__ import annotations
 
-import argparse
 import re
 import resource
 import subprocess

@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
              "Fit: CPU seconds of `Lemmatizer.fit` after a warm-up (tagger and jackknifing not "
              "included); "
              "speed: `Lemmatizer.predict`, words per CPU second on one core after a warm-up. "
-             "Load: `uptime`'s 1-minute load average before and after the treebank's run "
+             "Load: the 1-minute load average before and after the treebank's run "
              "(the machine has 2 cores, shared).")
     columns = [("treebank", "treebank"), ("split", "split"), ("clusters", "clusters"),
                ("accuracy", "lemmas"), ("seen", "seen"), ("unseen", "unseen"),
