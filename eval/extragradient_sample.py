@@ -38,8 +38,17 @@ from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 RATE_SENTENCES = 20
 """The training sentences of the rate of G."""
 
-SMOKE = ["--max-train", "20", "--epochs", "1", "--iterations", "5"]
-"""The smoke run: one epoch on 20 sentences of the sample, 5 iterations of the rate."""
+TRAININGS = {
+    "1/L": ("extragradient, eta = 1/L (default)", ["--trainer", "extragradient"]),
+    "0.1": ("extragradient, eta = 0.1", ["--trainer", "extragradient", "--eta", "0.1"]),
+    "1": ("extragradient, eta = 1", ["--trainer", "extragradient", "--eta", "1"]),
+    "perceptron": ("perceptron", ["--trainer", "perceptron", "--epochs", "10"]),
+}
+"""The runs of part 1, ``polyparse train`` flags (``--epochs`` added where not given)."""
+
+SMOKE = ["--max-train", "20", "--epochs", "1", "--iterations", "5", "--trainings", "1/L"]
+"""The smoke run: one epoch of the default extragradient on 20 sentences of the sample, 5
+iterations of the rate."""
 
 
 def train_cli(name: str, flags: list[str], train: Path, dev: Path, work: Path) -> dict:
@@ -123,6 +132,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="the first N training sentences (default all)")
     ap.add_argument("--epochs", type=int, default=30)
     ap.add_argument("--iterations", type=int, default=1000)
+    ap.add_argument("--trainings", nargs="+", choices=list(TRAININGS), default=list(TRAININGS),
+                    help="the training runs of part 1 (default all)")
     args = ap.parse_args(argv)
     source = folder(args.ud, args.treebank)
     with tempfile.TemporaryDirectory() as tmp:
@@ -135,16 +146,11 @@ def main(argv: list[str] | None = None) -> None:
         result = {"epochs": args.epochs, "treebank": args.treebank,
                   "train": len(read_treebank(train)), "dev": len(read_treebank(dev)),
                   "runs": [], "rates": []}
-        for name, flags in [
-                ("extragradient, eta = 1/L (default)",
-                 ["--trainer", "extragradient", "--epochs", str(args.epochs)]),
-                ("extragradient, eta = 0.1",
-                 ["--trainer", "extragradient", "--eta", "0.1", "--epochs", str(args.epochs)]),
-                ("extragradient, eta = 1",
-                 ["--trainer", "extragradient", "--eta", "1", "--epochs", str(args.epochs)]),
-                ("perceptron", ["--trainer", "perceptron", "--epochs", "10"])]:
+        for key in args.trainings:
+            name, flags = TRAININGS[key]
+            epochs = [] if "--epochs" in flags else ["--epochs", str(args.epochs)]
             print(name, file=sys.stderr)
-            result["runs"].append(train_cli(name, flags, train, dev, work))
+            result["runs"].append(train_cli(name, [*flags, *epochs], train, dev, work))
         for radius in (1.0, 10.0):
             print("rate, radius", radius, file=sys.stderr)
             result["rates"].append(rate(train, radius, 0.1, RATE_SENTENCES, args.iterations))

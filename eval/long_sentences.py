@@ -24,7 +24,7 @@ defaults, 2 epochs) on the first ``--train`` (default 300), and an order-2 model
 
 Targets (issue 11): 1 in <= 60 s and <= 2 GB, 2 in <= 60 s, 3 in <= 30 s with the
 fallback counted. Each command is run once on a 5-word input first, so that numba's
-compilation (once per installation, into its cache) is not counted. Writes
+compilation (once per installation, into its cache) is not counted (``--no-warm-up``: not). Writes
 ``OUT.json`` and ``OUT.md`` under ``--results`` with the load average before and after
 each command.
 """
