@@ -1,6 +1,6 @@
-"""eval/defaults.py (``python -m eval run defaults``), the benchmark of the defaults: its hold-out split, and one run on
-the sample treebank laid out as ../shared/ud is (training the sample's model with the
-defaults, about a minute)."""
+"""eval/defaults.py (``python -m eval run defaults``), the benchmark of the defaults: its
+hold-out split, and one run on the sample treebank laid out as ../shared/ud is (training
+the sample's model with the defaults, about a minute)."""
 
 from __future__ import annotations
 
