@@ -178,7 +178,8 @@ def main(argv: list[str] | None = None) -> None:
              "ilp: no fallback; ad3-exact: the search closed). `max rel diff vs ilp`: of "
              "the returned tree's score (for lp and ad3, the rounded tree's), "
              "|v - v_ilp| / max(1, |v_ilp|). `load`: the 1-minute load average before and "
-             f"after the decoder's run (2 cores shared with other jobs). UAS and LAS over all words, punctuation included.")
+             "after the decoder's run (2 cores shared with other jobs). UAS and LAS over all "
+             "words, punctuation included.")
     columns = [("decoder", "decoder"), ("tokens_per_s", "tokens/s"),
                ("median_ms", "median ms"), ("p90_ms", "p90 ms"), ("p99_ms", "p99 ms"),
                ("max_ms", "max ms"),

@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> None:
              "start-up and writing included. 'valid': drawings that parse as XML, are SVG "
              "documents, and have one arc per word, from the file's head with the file's "
              f"label. Target: at most 10 s.")
-    table = write_table(args, f"draw_{args.treebank}", f"polyparse draw on {args.treebank} dev", rows,
+    table = write_table(
+        args, f"draw_{args.treebank}", f"polyparse draw on {args.treebank} dev", rows,
                 [("command", "command"), ("sentences", "sentences"), ("drawn", "drawn"),
                  ("valid", "valid"), ("wall_s_best", "wall s (best)"),
                  ("wall_s_worst", "wall s (worst)"), ("cpu_s_best", "CPU s (best)"),

@@ -7,9 +7,10 @@ One command::
                                             [--iterations 1000]
 
 1. ``polyparse train --order 1 --no-tagger`` on ``corpora/sample/train.conllu`` (400
-   sentences; ``--treebank``, its first ``--max-train``) with dev scored after every epoch: extragradient at ``eta = 1/L`` (the
-   default), 0.1 and 1, and the averaged perceptron (10 epochs); per epoch the seconds, G
-   and dev UAS/LAS (from the model file's training report).
+   sentences; ``--treebank``, its first ``--max-train``) with dev scored after every
+   epoch: extragradient at ``eta = 1/L`` (the default), 0.1 and 1, and the averaged
+   perceptron (10 epochs) (``--trainings``); per epoch the seconds, G and dev UAS/LAS
+   (from the model file's training report).
 2. The rate: G of the averaged iterate against the iteration on the first 20 training
    sentences, ``radius`` 1 (a ball too small to separate them: positive slacks
    throughout) and 10 (separable), ``eta = 0.1``, and the log-log slope over the last

@@ -8,10 +8,10 @@ the same number of epochs.
 Each run ``TREEBANK:ORDER:EPOCHS`` of ``--runs``, by default en_ewt order 1 (mst, 5
 epochs) and tr_imst order 2 (all-pairs siblings, ad3-exact, 3 epochs), gold tags
 (no tagger: the comparison is of the weights), the first ``N`` training sentences when
-capped by ``--max-train`` (the table says so), dev scored after every epoch. The shards run one after the
-other in this process (:class:`learning.mixing.SerialShards`), which gives the very
-weights a Dask cluster gives (``tests/test_dask.py``). ``--eta 1`` trains SSG-eta with
-relaxed loss-augmented inference (AD3 at order 2), as eval/trainers.py does; SSG's default,
+capped by ``--max-train`` (the table says so), dev scored after every epoch. The shards
+run one after the other in this process (:class:`learning.mixing.SerialShards`), which
+gives the very weights a Dask cluster gives (``tests/test_dask.py``). ``--eta 1`` trains
+SSG-eta with relaxed loss-augmented inference (AD3 at order 2), as ``trainers`` does; SSG's default,
 exact loss-augmented inference, costs about a second per tr_imst sentence at order 2. Writes
 ``mixing.{json,md}`` under ``--results`` after each run; the issue's figure: within 0.3 UAS.
 """

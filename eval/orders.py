@@ -13,8 +13,9 @@ i.e. LP-relaxed loss-augmented inference, pruned to --max-heads heads per word) 
 evaluated with the exact ILP, with LP + MST rounding + local search, and with LP + MST
 rounding alone (``--decoders``): UAS, LAS (all words),
 tokens/s (one core) and training time. Writes ``orders.{json,md}`` (``--out``) under
-``--results`` after every row. With ``--models DIR`` every model is kept as ``DIR/TREEBANK-ORDER.npz`` (and
-checkpointed there after every epoch), for ``polyparse gap`` to measure ILP times on.
+``--results`` after every row. With ``--models DIR`` every model is kept as
+``DIR/TREEBANK-ORDER.npz`` (and checkpointed there after every epoch), for ``polyparse
+gap`` to measure ILP times on.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ this machine and projected to 8, 32 and 128 machines.
   costs (shipping, scheduling) the larger share, so the speed-up is the harder one.
 * Training: one epoch of iterative parameter mixing (SSG) on the first
   ``--ipm-sentences`` sentences with 1 shard on ``local:1`` and 2 shards on
-  ``local:2`` (``--workers``): the epoch's time, the seconds to ship the weights both ways, and to mix.
+  ``local:2`` (``--workers``): the epoch's time, the seconds to ship the weights both
+  ways, and to mix.
 * A projection to 8, 32 and 128 machines (Amdahl's law from the measured serial part),
   written out as arithmetic under the table.
 

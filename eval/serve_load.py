@@ -180,7 +180,8 @@ def main(argv: list[str] | None = None) -> None:
              f"\"{twenty}\". 'correct': answers equal to the same request's answer alone "
              "(CoNLL-U and drawings), or for the 1 MiB request, refused with status 413 and "
              "a message.")
-    table = write_table(args, "serve_load", "polyparse serve: latency, concurrent requests, size limit", rows,
+    table = write_table(
+        args, "serve_load", "polyparse serve: latency, concurrent requests, size limit", rows,
                 [("test", "test"), ("requests", "requests"), ("correct", "correct"),
                  ("words", "words"), ("p50_ms", "p50 ms"), ("p95_ms", "p95 ms"),
                  ("p99_ms", "p99 ms"), ("max_ms", "max ms"),

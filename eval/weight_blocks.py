@@ -123,7 +123,8 @@ def compare(ap, args, models: list[str], dev) -> None:
              f"{np.linalg.norm(parts[y]):.2f} (cosine {cosine(parts[x], parts[y]):.3f}); "
              f"labels {x} {np.linalg.norm(labels[x]):.2f}, {y} "
              f"{np.linalg.norm(labels[y]):.2f} (cosine {cosine(labels[x], labels[y]):.3f}).")
-    write_table(args, args.out or f"weight_blocks_{args.treebank}", f"Part and label weights of two models on {args.treebank} dev", rows,
+    write_table(args, args.out or f"weight_blocks_{args.treebank}",
+                f"Part and label weights of two models on {args.treebank} dev", rows,
                 [("parts", "part weights of"), ("labels", "label weights of"),
                  ("scale", "label weights times"),
                  ("uas", "dev UAS (LP)"), ("las", "dev LAS (LP)")], notes)
