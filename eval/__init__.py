@@ -22,11 +22,16 @@ def names() -> list[str]:
     return sorted(p.stem for p in HERE.glob("*.py") if not p.stem.startswith("_"))
 
 
+def first_paragraph(doc: str | None) -> str:
+    """The first paragraph of a docstring, on one line."""
+    return " ".join((doc or "").strip().split("\n\n")[0].split())
+
+
 def description(name: str) -> str:
     """The first paragraph of benchmark ``name``'s docstring on one line, read without
     importing it."""
-    doc = ast.get_docstring(ast.parse((HERE / f"{name}.py").read_text(encoding="utf-8")))
-    return " ".join((doc or "").split("\n\n")[0].split())
+    return first_paragraph(ast.get_docstring(ast.parse(
+        (HERE / f"{name}.py").read_text(encoding="utf-8"))))
 
 
 def benchmark(name: str) -> ModuleType:

@@ -36,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
                      help="on the sample treebank in seconds, tables into a temporary folder")
     args, rest = ap.parse_known_args(argv)
     if args.command == "list":
+        if rest:
+            ap.error(f"list takes no arguments: {' '.join(rest)}")
         width = max(map(len, names()))
         for name in names():
             lines = textwrap.wrap(description(name), 100 - width - 2) or [""]

@@ -30,6 +30,8 @@ except ImportError:
     sys.exit("the benchmarks run the installed polyparse: pip install -e . in the repository")
 from polyparse.corpora.files import atomic_write  # noqa: E402
 
+from . import first_paragraph  # noqa: E402
+
 
 class BenchmarkParser(argparse.ArgumentParser):
     """The argument parser of a benchmark; its ``parse_args`` also records, for the result
@@ -51,18 +53,13 @@ def arguments(module: str) -> BenchmarkParser:
     docstring, with the options every benchmark takes, ``--ud`` and ``--results``."""
     name = module.rpartition(".")[2]
     ap = BenchmarkParser(prog=f"python -m eval run {name}",
-                         description=description(sys.modules[module].__doc__))
+                         description=first_paragraph(sys.modules[module].__doc__))
     ap.add_argument("--ud", type=Path, default=UD, metavar="DIR",
                     help="folder of the shared UD treebanks, one folder each with train.conllu "
                          "and perhaps dev.conllu (default ../shared/ud)")
     ap.add_argument("--results", type=Path, default=RESULTS, metavar="DIR",
                     help="folder of the result tables (default eval/results)")
     return ap
-
-
-def description(doc: str | None) -> str:
-    """The first paragraph of a benchmark's docstring ``doc``, on one line."""
-    return " ".join((doc or "").strip().split("\n\n")[0].split())
 
 
 def folder(ud: Path, name: str) -> Path:
