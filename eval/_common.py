@@ -1,5 +1,7 @@
-"""Helpers shared by the benchmark scripts: the shared UD folder, the machine, splits,
-and writing a result table as JSON and Markdown."""
+"""What the benchmarks share: their parser (:func:`arguments`: ``--ud``, ``--results`` and
+the command line recorded), the treebanks (:func:`split`, ``sample`` among them), models
+trained or given, and writing a result as JSON and Markdown with its provenance (command,
+revision, date, machine, load: :func:`write_result`, :func:`write_table`)."""
 
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-UD = REPO.parent / "shared" / "ud"
-"""The shared UD treebanks, ``../shared/ud`` next to the repository (``--ud``)."""
+UD = Path(os.environ.get("POLYPARSE_UD") or REPO.parent / "shared" / "ud")
+"""The shared UD treebanks (``--ud``): ``$POLYPARSE_UD``, else ``../shared/ud`` next to the
+repository, as for the tests."""
 RESULTS = REPO / "eval" / "results"
 """Where the tables go (``--results``)."""
 SAMPLE = REPO / "corpora" / "sample"
@@ -56,7 +59,7 @@ def arguments(module: str) -> BenchmarkParser:
                          description=first_paragraph(sys.modules[module].__doc__))
     ap.add_argument("--ud", type=Path, default=UD, metavar="DIR",
                     help="folder of the shared UD treebanks, one folder each with train.conllu "
-                         "and perhaps dev.conllu (default ../shared/ud)")
+                         "and perhaps dev.conllu (default $POLYPARSE_UD, else ../shared/ud)")
     ap.add_argument("--results", type=Path, default=RESULTS, metavar="DIR",
                     help="folder of the result tables (default eval/results)")
     return ap
@@ -96,6 +99,7 @@ def single_thread() -> None:
 
 
 def machine() -> dict:
+    """The Python, processor, cores, memory and system of this machine."""
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
     return {"python": platform.python_version(), "machine": platform.machine(),
             "cores": os.cpu_count(), "memory_gib": round(memory, 1),
