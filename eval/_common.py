@@ -1,24 +1,94 @@
-"""Helpers shared by the benchmark scripts: the shared UD folder, the machine, splits,
-and writing a result table as JSON and Markdown."""
+"""What the benchmarks share: their parser (:func:`arguments`: ``--ud``, ``--results`` and
+the command line recorded), the treebanks (:func:`split`, ``sample`` among them), models
+trained or given, and writing a result as JSON and Markdown with its provenance (command,
+revision, date, machine, load: :func:`write_result`, :func:`write_table`)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-UD = REPO.parent / "shared" / "ud"
+UD = Path(os.environ.get("POLYPARSE_UD") or REPO.parent / "shared" / "ud")
+"""The shared UD treebanks (``--ud``): ``$POLYPARSE_UD``, else ``../shared/ud`` next to the
+repository, as for the tests."""
 RESULTS = REPO / "eval" / "results"
+"""Where the tables go (``--results``)."""
+SAMPLE = REPO / "corpora" / "sample"
+"""The sample treebank, ``--treebank sample`` of every benchmark."""
+
+POLYPARSE = [sys.executable, "-m", "polyparse.parser.cli"]
+"""The ``polyparse`` command of this Python (the installed package this process imports)."""
 
 try:
     import polyparse.parser  # noqa: F401
 except ImportError:
     sys.exit("the benchmarks run the installed polyparse: pip install -e . in the repository")
 from polyparse.corpora.files import atomic_write  # noqa: E402
+
+from . import first_paragraph  # noqa: E402
+
+
+class BenchmarkParser(argparse.ArgumentParser):
+    """The argument parser of a benchmark; its ``parse_args`` also records, for the result
+    tables, the command line (``command``), the date it started (``started``) and the load
+    average then (``load_before``)."""
+
+    def parse_args(self, args=None, namespace=None):
+        given = sys.argv[1:] if args is None else [str(a) for a in args]
+        parsed = super().parse_args(given, namespace)
+        parsed.command = shlex.join([*self.prog.split(), *given])
+        parsed.started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        parsed.load_before = load()
+        return parsed
+
+
+def arguments(module: str) -> BenchmarkParser:
+    """The argument parser of the benchmark module ``module`` (its ``__name__``): the
+    program ``python -m eval run NAME``, described by the first paragraph of the module's
+    docstring, with the options every benchmark takes, ``--ud`` and ``--results``."""
+    name = module.rpartition(".")[2]
+    ap = BenchmarkParser(prog=f"python -m eval run {name}",
+                         description=first_paragraph(sys.modules[module].__doc__))
+    ap.add_argument("--ud", type=Path, default=UD, metavar="DIR",
+                    help="folder of the shared UD treebanks, one folder each with train.conllu "
+                         "and perhaps dev.conllu (default $POLYPARSE_UD, else ../shared/ud)")
+    ap.add_argument("--results", type=Path, default=RESULTS, metavar="DIR",
+                    help="folder of the result tables (default eval/results)")
+    return ap
+
+
+def folder(ud: Path, name: str) -> Path:
+    """The folder of treebank ``name``: the sample treebank for ``"sample"``, else
+    ``ud/name``."""
+    return SAMPLE if name == "sample" else Path(ud) / name
+
+
+def treebanks_argument(ap: argparse.ArgumentParser, default: list[str]) -> None:
+    """The option ``--treebanks NAME ...``: shared treebanks, or ``sample``."""
+    ap.add_argument("--treebanks", nargs="+", default=list(default), metavar="NAME",
+                    help="folders of --ud, or sample (default: %s)" % " ".join(default))
+
+
+def require_treebanks(ap: argparse.ArgumentParser, ud: Path, names: list[str]) -> None:
+    """Stop with a usage error, before any work, if a treebank of ``names`` has no
+    train.conllu."""
+    missing = [str(folder(ud, name) / "train.conllu") for name in names
+               if not (folder(ud, name) / "train.conllu").is_file()]
+    if missing:
+        ap.error(f"not found: {', '.join(missing)}")
+
+
+def load() -> list[float]:
+    """The load average over 1, 5 and 15 minutes."""
+    return [round(x, 2) for x in os.getloadavg()]
 
 
 def single_thread() -> None:
@@ -29,24 +99,26 @@ def single_thread() -> None:
 
 
 def machine() -> dict:
+    """The Python, processor, cores, memory and system of this machine."""
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
     return {"python": platform.python_version(), "machine": platform.machine(),
             "cores": os.cpu_count(), "memory_gib": round(memory, 1),
             "system": platform.platform()}
 
 
-def split(name: str, held_out: float = 0.2, *, require_tree: bool = True):
-    """``(train, dev, how)``: the sentences of a shared treebank and how they were split;
-    where it has no dev split, dev is the last ``held_out`` share of train."""
+def split(ud: Path, name: str, held_out: float = 0.2, *, require_tree: bool = True):
+    """``(train, dev, how)``: the sentences of treebank ``name`` (:func:`folder`) and how
+    they were split; where it has no dev split, dev is the last ``held_out`` share of
+    train."""
     from polyparse.corpora.conllu_io import read_treebank
 
-    folder = UD / name
-    if not (folder / "train.conllu").is_file():
-        sys.exit(f"{folder / 'train.conllu'} not found: the benchmarks read the shared UD "
-                 "treebanks")
-    train = read_treebank(folder / "train.conllu", require_tree=require_tree)
-    if (folder / "dev.conllu").exists():
-        return (train, read_treebank(folder / "dev.conllu", require_tree=require_tree),
+    where = folder(ud, name)
+    if not (where / "train.conllu").is_file():
+        sys.exit(f"{where / 'train.conllu'} not found: the benchmarks read the shared UD "
+                 "treebanks (--ud DIR) or the sample (--treebank sample)")
+    train = read_treebank(where / "train.conllu", require_tree=require_tree)
+    if (where / "dev.conllu").exists():
+        return (train, read_treebank(where / "dev.conllu", require_tree=require_tree),
                 "train -> dev")
     cut = int(len(train) * (1 - held_out))
     return train[:cut], train[cut:], f"train[:{cut}] -> train[{cut}:]"
@@ -70,65 +142,63 @@ def word_clusters(name: str) -> str | None:
         sys.exit(f"{error}\n(word clusters for {name}: pass --no-clusters to run without them)")
 
 
-def treebank(name: str, held_out: float = 0.2):
-    """``(train, dev)`` of :func:`split`."""
-    train, dev, _ = split(name, held_out)
-    return train, dev
-
-
-def treebank_or_sample(name: str, max_train: int | None = None,
-                       max_dev: int | None = None):
-    """``(train, dev)`` of :func:`treebank`, or of the repository's sample treebank for
-    ``"sample"``, each cut to its first ``max_*`` sentences."""
-    if name == "sample":
-        from polyparse.corpora.conllu_io import read_treebank
-        folder = REPO / "corpora" / "sample"
-        train, dev = (read_treebank(folder / "train.conllu"),
-                      read_treebank(folder / "dev.conllu"))
-    else:
-        train, dev = treebank(name)
+def treebank(ud: Path, name: str, max_train: int | None = None,
+             max_dev: int | None = None):
+    """``(train, dev)`` of :func:`split`, each cut to its first ``max_*`` sentences."""
+    train, dev, _ = split(ud, name)
     return train[:max_train], dev[:max_dev]
 
 
-def model_dev_problems(description: str, out: str):
-    """The arguments ``--model`` (required), ``--treebank`` (en_ewt), ``--max-dev`` and
-    ``--out`` (default ``out``) of a script that decodes a saved model's dev sentences,
-    parsed; returns ``(args, parser, dev, problems)``, ``problems[i]`` the parts and
-    part scores of ``dev[i]`` under the model (computed once, outside any clock)."""
-    import argparse
+def model_arguments(ap: argparse.ArgumentParser, treebank: str = "en_ewt",
+                    order: str = "2") -> None:
+    """The options of a benchmark that decodes a model's dev sentences: ``--model``, else
+    one trained here (:func:`dev_problems`), ``--treebank``, ``--max-train``,
+    ``--epochs``, ``--order``, ``--max-dev``."""
+    ap.add_argument("--model", default=None, metavar="PATH",
+                    help="the model (default: one trained here, gold tags, SSG, ad3)")
+    ap.add_argument("--treebank", default=treebank, help=f"default {treebank}")
+    ap.add_argument("--max-train", type=int, default=2000, metavar="N",
+                    help="training sentences of the model trained here (default 2000)")
+    ap.add_argument("--epochs", type=int, default=2, help="its epochs (default 2)")
+    ap.add_argument("--order", choices=["1", "2", "full"], default=order,
+                    help=f"its order (default {order})")
+    ap.add_argument("--max-dev", type=int, default=None, metavar="N",
+                    help="the first N dev sentences (default all)")
 
-    from polyparse.parser.pipeline import Parser
 
-    ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("--model", required=True)
-    ap.add_argument("--treebank", default="en_ewt")
-    ap.add_argument("--max-dev", type=int, default=None)
-    ap.add_argument("--out", default=out)
-    args = ap.parse_args()
-    parser = Parser.load(args.model)
-    _, dev = treebank_or_sample(args.treebank, 1, args.max_dev)
+def dev_problems(args):
+    """``(parser, dev, problems)`` for the options of :func:`model_arguments`: the model
+    ``--model``, else one trained on gold tags (SSG, the ``ad3`` decoder), the dev
+    sentences, and ``problems[i]`` the parts and part scores of ``dev[i]`` under the
+    model (computed once, outside any clock)."""
+    from polyparse.parser.pipeline import Parser, TrainConfig
+
+    train, dev = treebank(args.ud, args.treebank, args.max_train, args.max_dev)
+    if args.model:
+        parser = Parser.load(args.model)
+    else:
+        config = TrainConfig(trainer="ssg", decoder="ad3", epochs=args.epochs,
+                             parts={"order": args.order}, tokenizer=None, tagger=None,
+                             lemmatizer=None)
+        parser = Parser.train(train, config)
     problems = []
     for sentence in dev:
         example = parser.model.example(parser.seen(sentence))
         problems.append((example.parts, parser.model.scores(example).parts))
-    return args, parser, dev, problems
+    return parser, dev, problems
 
 
-def kept_model(given: str | None, name: str, train) -> Path:
-    """The model file ``given`` (``--model``), else ``eval/results/tmp/<name>.npz``,
-    written by ``train(path)`` the first time it is asked for and kept for later runs."""
-    if given:
-        return Path(given)
-    path = RESULTS / "tmp" / f"{name}.npz"
+def kept_model(args, name: str, train) -> Path:
+    """The model file ``args.model`` (``--model``), else ``RESULTS/tmp/<name>.npz`` under
+    ``--results``, written by ``train(path)`` the first time it is asked for and kept
+    for later runs."""
+    if args.model:
+        return Path(args.model)
+    path = args.results / "tmp" / f"{name}.npz"
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
         train(path)
     return path
-
-
-def uptime() -> str:
-    """``uptime``'s line: the machine's load, for result tables."""
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def revision() -> str:
@@ -138,22 +208,56 @@ def revision() -> str:
                           capture_output=True, text=True).stdout.strip() or "unknown"
 
 
-def write_table(out: Path, title: str, rows: list[dict], columns: list[tuple[str, str]],
-                notes: str = "", meta: dict | None = None, after: str = "") -> None:
-    """``out.json`` (all fields, after ``meta``'s) and ``out.md`` (``notes``, the chosen
-    ``(key, header)`` columns, then ``after``)."""
+def provenance(args) -> dict:
+    """How a result came about: the command, the git revision, the date it started, the
+    machine, and its load average before and now."""
+    return {"command": args.command, "revision": revision(), "date": args.started,
+            "machine": machine(), "load_before": args.load_before, "load_after": load()}
+
+
+def write_result(args, name: str, title: str, data: dict, lines: list[str]) -> Path:
+    """``NAME.json`` (:func:`provenance`, then ``data``) and ``NAME.md`` (the title, the
+    provenance, then ``lines``) under ``--results``; returns the Markdown file."""
+    made = provenance(args)
+    out = args.results / name
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(out.with_suffix(".json")) as f:
-        f.write(json.dumps({"machine": machine(), **(meta or {}), "rows": rows}, indent=2,
-                           default=float))
-    lines = [f"# {title}", "", f"Machine: {machine()}", ""]
-    if notes:
-        lines += [notes, ""]
+        f.write(json.dumps({**made, **data}, indent=2, default=float))
+    box = made["machine"]
+    header = (f"Command: `{made['command']}` at revision {made['revision']}, {made['date']}; "
+              f"{box['cores']} cores, {box['memory_gib']} GiB, Python {box['python']}, "
+              f"{box['system']}; load average (1, 5, 15 min) {made['load_before']} before, "
+              f"{made['load_after']} after.")
+    with atomic_write(out.with_suffix(".md")) as f:
+        f.write("\n".join([f"# {title}", "", header, "", *lines]) + "\n")
+    return out.with_suffix(".md")
+
+
+def write_table(args, name: str, title: str, rows: list[dict],
+                columns: list[tuple[str, str]], notes: str = "", meta: dict | None = None,
+                after: str = "") -> Path:
+    """:func:`write_result` of a table: in ``NAME.json`` ``meta``'s fields and the rows, in
+    ``NAME.md`` ``notes``, the chosen ``(key, header)`` columns of the rows, then
+    ``after``."""
+    lines = [notes, ""] if notes else []
     lines += markdown_table(rows, columns)
     if after:
         lines += ["", after]
-    with atomic_write(out.with_suffix(".md")) as f:
-        f.write("\n".join(lines) + "\n")
+    return write_result(args, name, title, {**(meta or {}), "rows": rows}, lines)
+
+
+def pyplot():
+    """``matplotlib.pyplot`` drawing into files, or None (with a message) where matplotlib
+    is not installed: the tables do not need it, only their plots."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("no plot: matplotlib is not installed (pip install -e '.[plot]')",
+              file=sys.stderr)
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
 
 
 def markdown_table(rows: list[dict], columns: list[tuple[str, str]]) -> list[str]:

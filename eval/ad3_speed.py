@@ -3,7 +3,7 @@ agreement on a trained order-2 model.
 
 One command::
 
-    python eval/ad3_speed.py [--treebank sample|en_ewt|tr_imst] [--max-train N]
+    python -m eval run ad3_speed [--treebank sample|en_ewt|tr_imst] [--max-train N]
                              [--max-dev N] [--epochs 2] [--max-heads 5] [--out NAME]
 
 Trains an order-2 model (SSG, LP-relaxed loss-augmented inference, the ``lp`` decoder,
@@ -15,39 +15,39 @@ iterations), one core. Per decoder: decoding tokens/s (decoder calls only, round
 local search included), UAS of the output trees; for AD3: share converged, mean and
 median iterations, share integral and certified, and the LP value against HiGHS's
 (median and largest relative difference where converged; over all sentences). Writes
-``eval/results/ad3_speed.{json,md}`` (``--out``), with the command and ``uptime``'s load.
+``ad3_speed.{json,md}`` (``--out``) under ``--results``.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
 import time
 
 import numpy as np
-from _common import REPO, RESULTS, single_thread, treebank_or_sample, uptime, write_table
+
+from ._common import arguments, single_thread, treebank, write_table
 
 single_thread()
 
 from polyparse.decoders import make_decoder  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
+SMOKE = ["--treebank", "sample", "--max-train", "20", "--max-dev", "5", "--epochs", "1"]
+
 DECODERS = {"lp": ("lp", {}), "ad3": ("ad3", {}),
             "ad3-turbo": ("ad3", {"tol": 1e-3, "max_iter": 500})}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--treebank", default="sample")
     ap.add_argument("--max-train", type=int, default=None)
     ap.add_argument("--max-dev", type=int, default=None)
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--max-heads", type=int, default=5)
     ap.add_argument("--out", default="ad3_speed",
-                    help="results file name in eval/results (without suffix)")
-    args = ap.parse_args()
-    train, dev = treebank_or_sample(args.treebank, args.max_train, args.max_dev)
+                    help="result name under --results (default ad3_speed)")
+    args = ap.parse_args(argv)
+    train, dev = treebank(args.ud, args.treebank, args.max_train, args.max_dev)
     config = TrainConfig(trainer="ssg", decoder="lp", epochs=args.epochs,
                          parts={"order": "2"}, pruner={"max_heads": args.max_heads},
                          tokenizer=None, tagger=None, lemmatizer=None)
@@ -103,14 +103,12 @@ def main() -> None:
         rows_results[label] = results
         rows.append(row)
         print(row, flush=True)
-    load = uptime()
-    command = "python eval/ad3_speed.py " + " ".join(sys.argv[1:])
-    notes = (f"Command: `{command}`. Treebank {args.treebank}: {len(train)} training "
+    notes = (f"Treebank {args.treebank}: {len(train)} training "
              f"sentences, order 2, SSG with the lp decoder, {args.epochs} epochs "
              f"({train_seconds:.0f} s), pruned to {args.max_heads} heads; {len(dev)} dev "
              f"sentences ({tokens} tokens). Decoding time only (CPU seconds, one core: "
              f"OMP/BLAS/numba threads 1), parts and scores computed beforehand. "
-             f"`uptime` after the run: {load}. Relative differences of the LP value: "
+             "Relative differences of the LP value: "
              "|ad3 - lp| / max(1, |lp|). ad3's value is that of a feasible point of the "
              "LP (<= the optimum), and it reports convergence only when its dual bound is "
              "within tol of it.")
@@ -121,12 +119,8 @@ def main() -> None:
                                             "max rel diff (converged)"),
                ("rel_diff_all_max_text", "max rel diff (all)"), ("dual_bounds_lp", "dual >= LP"),
                ("same_tree_as_lp", "same tree as lp")]
-    write_table(RESULTS / args.out, "AD3 vs HiGHS on the order-2 LP relaxation", rows,
+    write_table(args, args.out, "AD3 vs HiGHS on the order-2 LP relaxation", rows,
                 columns, notes)
 
 
 rows_results: dict = {}
-
-if __name__ == "__main__":
-    os.chdir(REPO)
-    main()

@@ -3,7 +3,8 @@
 
 One command::
 
-    python eval/ancestry.py --model PATH [--treebank en_ewt] [--max-dev N] [--out NAME]
+    python -m eval run ancestry [--model PATH | --max-train 2000 --epochs 2 --order full]
+        [--treebank en_ewt] [--max-dev N] [--out NAME]
 
 The non-projective-arc parts of ``--order full`` need ancestry variables p_hj. The
 default LP (:mod:`decoders.formulation`, ``ancestry="flow"``) reads them off the
@@ -20,17 +21,16 @@ max(1, |value|)), the share of sentences whose rounded tree is the ``"flow"`` LP
 the rounded trees' UAS. A last row decodes with the ``ad3`` decoder, whose full-order
 factor graph (:mod:`decoders.full_graph`) has the ``"tree"`` program's LP: its value is
 its dual bound (the LP optimum where it converged), with its median iterations and
-shares converged and certified. One core. Writes ``eval/results/<out>.{json,md}``.
+shares converged and certified. One core. Writes ``<out>.{json,md}`` under ``--results``.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import numpy as np
-from _common import REPO, RESULTS, model_dev_problems, single_thread, uptime, write_table
+from ._common import arguments, dev_problems, model_arguments, single_thread, write_table
 
 single_thread()
 
@@ -44,8 +44,16 @@ AD3 = ("ad3", "tree")
 """The ``ad3`` decoder's row: its full graph's LP is that of ``("multi", "tree")``."""
 
 
-def main() -> None:
-    args, parser, dev, problems = model_dev_problems(__doc__.split("\n\n")[0], "ancestry")
+SMOKE = ["--treebank", "sample", "--max-train", "20", "--epochs", "1", "--max-dev", "5"]
+"""The smoke run: a full-order model trained on 20 sentences of the sample, 5 decoded."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
+    model_arguments(ap, order="full")
+    ap.add_argument("--out", default="ancestry", help="result name under --results")
+    args = ap.parse_args(argv)
+    parser, dev, problems = dev_problems(args)
     single_root = parser.config.single_root
     tokens = sum(len(s) for s in dev)
 
@@ -100,8 +108,7 @@ def main() -> None:
                 "certified": float(np.mean([r.stats["certified"] for r in results]))}
                if is_ad3 else {}),
             "load": f"{load_before:.1f}-{load_after:.1f}"})
-    command = "python eval/ancestry.py " + " ".join(sys.argv[1:])
-    notes = (f"Command: `{command}`. Model {args.model} (order "
+    notes = (f"Model {args.model or 'trained here'} (order "
              f"{parser.config.parts.get('order', '1')}); {len(dev)} {args.treebank} dev "
              f"sentences ({tokens} tokens), gold tags. CPU seconds on one core of building "
              "the program, solving its LP with HiGHS and rounding (MST and local search, "
@@ -109,8 +116,7 @@ def main() -> None:
              "the share of LP values within 1e-6 (relative) of the first row's; `excess`: "
              "(LP value - first row's) / max(1, |first row's|), median and largest "
              "(positive: a looser relaxation of the same program); `same tree`: the share of rounded trees "
-             "equal to the first row's; UAS of the rounded trees over all words. "
-             f"`uptime` at the end: {uptime()}.")
+             "equal to the first row's; UAS of the rounded trees over all words.")
     columns = [("variant", "variant"), ("sentences", "sentences"), ("seconds", "CPU s"),
                ("tokens_per_s", "tokens/s"), ("variables", "variables"), ("rows", "rows"),
                ("integral", "integral"), ("same_value", "same value"),
@@ -118,10 +124,6 @@ def main() -> None:
                ("same_tree", "same tree"), ("uas", "UAS"),
                ("iterations", "median AD3 iterations"), ("converged", "AD3 converged"),
                ("certified", "AD3 certified"), ("load", "load")]
-    write_table(RESULTS / args.out, "Full-order LP: ancestry without flows", rows, columns,
+    write_table(args, args.out, "Full-order LP: ancestry without flows", rows, columns,
                 notes)
 
-
-if __name__ == "__main__":
-    os.chdir(REPO)
-    main()

@@ -1,7 +1,7 @@
 """Calibration of ``parse --confidence`` and the certificates of ``parse --certify``
 (issue 14, items 4 and 5).
 
-    python eval/confidence.py [--treebank en_ewt] [--max-train N] [--epochs E] [--model PATH]
+    python -m eval run confidence [--treebank en_ewt] [--max-train N] [--epochs E] [--model PATH]
                               [--order2-train N] [--order2-epochs E] [--order2-model PATH]
                               [--max-dev N]
 
@@ -17,14 +17,12 @@ probabilities of) and over all words, with a reliability diagram. Then an order-
 sentences, or loaded from ``--order2-model`` when that file exists, else saved there)
 gets the same calibration (head probabilities from its first-order pruner's marginals),
 and parses dev with ``--decoder lp``, ``ad3`` and ``ad3-exact`` counting each kind of
-certificate of ``parse --certify``. Writes ``eval/results/confidence_<treebank>.{json,md,
-png}``; the load average (``uptime``) is recorded with each row.
+certificate of ``parse --certify``. Writes ``confidence_<treebank>.{json,md,png}`` under
+``--results``; the load average is recorded with each row.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time
@@ -32,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import RESULTS, single_thread, split, uptime, write_table
+from ._common import arguments, markdown_table, pyplot, single_thread, split, write_table
 
 single_thread()
 
@@ -43,6 +41,11 @@ from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 BINS = 15
 DECODERS = ("lp", "ad3", "ad3-exact")
+
+SMOKE = ["--treebank", "sample", "--max-train", "20", "--epochs", "1", "--order2-train", "20",
+         "--order2-epochs", "1", "--max-dev", "6"]
+"""The smoke run: both models trained on 20 sentences of the sample, 6 dev sentences."""
+
 
 
 def load() -> str:
@@ -113,8 +116,8 @@ def cached_parser(path: str | None, sentences: list, config: TrainConfig, how: s
                     f"({time.perf_counter() - start:.0f} s)")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--max-train", type=int, default=None, metavar="N",
                     help="train the order-1 model on the first N sentences (default: all)")
@@ -127,9 +130,8 @@ def main() -> None:
                     help="load the order-2 model from PATH if it exists, else save it there")
     ap.add_argument("--max-dev", type=int, default=None, metavar="N",
                     help="only the first N dev sentences (default: all)")
-    args = ap.parse_args()
-    command = "python eval/confidence.py " + " ".join(sys.argv[1:])
-    train, dev, how = split(args.treebank)
+    args = ap.parse_args(argv)
+    train, dev, how = split(args.ud, args.treebank)
     dev = dev[:args.max_dev]
     fit_half, test_half = dev[0::2], dev[1::2]
 
@@ -172,8 +174,7 @@ def main() -> None:
         certify_rows.append(row)
         print(row["summary"], file=sys.stderr)
 
-    at_end = uptime()
-    out = RESULTS / f"confidence_{args.treebank}"
+    out = args.results / f"confidence_{args.treebank}"
     plot(curves, out.with_suffix(".png"))
     columns = [("model", "model"), ("temperatures", "temperatures"), ("t_head", "T head"),
                ("t_label", "T label"), ("words", "words"), ("uas", "UAS"),
@@ -182,7 +183,7 @@ def main() -> None:
                ("ece_label", "ECE labels, right head (points)"),
                ("ece_label_all_words", "ECE labels, all words (points)"),
                ("fit_s", "fit s"), ("load", "load")]
-    notes = (f"Command: `{command}`. Treebank {args.treebank} ({how}), gold tags; "
+    notes = (f"Treebank {args.treebank} ({how}), gold tags; "
              f"order-1 model {first_how}; order-2 model {second_how}. Dev split in two: the "
              f"{len(fit_half)} even-numbered sentences fit the temperatures (negative "
              f"log-likelihood of the gold labels given the gold arcs, then of the gold heads "
@@ -193,36 +194,25 @@ def main() -> None:
              "arc, so its calibration is measured on the words whose predicted head is "
              "right; the last ECE column scores it over all words (label right, whatever the "
              "head). `load`: 1-minute load average after the row (2 cores shared with "
-             f"other jobs); `uptime` at the end: {at_end}. Reliability diagrams: "
-             f"`{out.name}.png`.")
+             f"other jobs). Reliability diagrams: `{out.name}.png`.")
     certify_columns = ([("decoder", "decoder"), ("sentences", "sentences"),
                         ("certified optimal", "certified optimal %")]
                        + [(kind, f"{kind} %") for kind in CERTIFICATE_KINDS]
                        + [("seconds", "seconds"), ("load", "load")])
-    write_table(out, "Confidence calibration and decoding certificates", rows, columns,
-                notes)
-    certify_notes = (f"`parse --certify` on the {len(dev)} dev sentences with the order-2 "
-                     "model, per decoder: the share of sentences per kind of certificate "
-                     "(README, 'Certificates and confidence'); certified optimal = exact, "
-                     "lp-integral, or a rounded tree whose score reaches the bound.")
-    certify = RESULTS / f"confidence_{args.treebank}_certify"
-    write_table(certify, "parse --certify on an order-2 model", certify_rows,
-                certify_columns, certify_notes)
-    merged = json.loads(out.with_suffix(".json").read_text())
-    merged["certify"] = json.loads(certify.with_suffix(".json").read_text())["rows"]
-    out.with_suffix(".json").write_text(json.dumps(merged, indent=2, default=float))
-    with out.with_suffix(".md").open("a") as md:
-        md.write("\n" + certify.with_suffix(".md").read_text().split("\n", 2)[2])
-    for suffix in (".md", ".json"):
-        certify.with_suffix(suffix).unlink()
+    certify = "\n".join([
+        "## parse --certify on an order-2 model", "",
+        f"`parse --certify` on the {len(dev)} dev sentences with the order-2 model, per "
+        "decoder: the share of sentences per kind of certificate (README, 'Certificates and "
+        "confidence'); certified optimal = exact, lp-integral, or a rounded tree whose score "
+        "reaches the bound.", "", *markdown_table(certify_rows, certify_columns)])
+    write_table(args, out.name, "Confidence calibration and decoding certificates", rows,
+                columns, notes, meta={"certify": certify_rows}, after=certify)
 
 
 def plot(curves: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
+    if plt is None:
+        return
     names = sorted({name for name, _ in curves})
     fig, axes = plt.subplots(len(names), 4, figsize=(14, 3.4 * len(names)), squeeze=False)
     for row, name in enumerate(names):
@@ -237,6 +227,3 @@ def plot(curves: dict, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
-
-if __name__ == "__main__":
-    main()

@@ -8,18 +8,17 @@ count the incidents of ``udvalidate --lang xx --level 3`` by rule id in the gold
 sample (the reference) and in both outputs, with UAS/LAS (all words) and parse time
 (trained and parsed with ``--decoder``, default the order's own: mst, ad3-exact; ``ad3``
 for order 2's LP).
-Writes ``eval/results/constraints.md`` and ``.json`` (``--out``). UD data is read from the shared
-folder and never copied into the repository (outputs go to a temporary folder).
+Writes ``constraints.md`` and ``.json`` (``--out``) under ``--results``. UD data is read
+from the shared folder and never copied into the repository (outputs go to a temporary
+folder).
 
-    python eval/constraints.py [--ud ../shared/ud] [--treebanks en_ewt,tr_imst]
+    python -m eval run constraints [--ud ../shared/ud] [--treebanks en_ewt tr_imst]
         [--train-cap 800] [--dev-cap 150] [--epochs 2] [--order 1|2] [--decoder NAME]
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import json
 import re
 import subprocess
 import sys
@@ -28,13 +27,18 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from ._common import arguments, folder as treebank_folder, write_result
+
 from polyparse.corpora.conllu_io import read_conllu
 from polyparse.parser.config import TrainConfig, default_decoder
 from polyparse.parser.evaluate import attachment_scores
 from polyparse.parser.pipeline import Parser
 from polyparse.parser.ud_rules import RULES
 
-HERE = Path(__file__).resolve().parent
+SMOKE = ["--treebanks", "sample", "--train-cap", "20", "--dev-cap", "12", "--epochs", "1",
+         "--repeats", "1"]
+"""The smoke run: trained on 20 sentences of the sample, 12 dev sentences parsed once."""
+
 OURS = set(RULES) | {"0-is-not-root", "root-is-not-0"}
 WARM_UP = 10
 INCIDENT = re.compile(r"\[L\d (\w+) ([\w-]+)\]")
@@ -54,7 +58,7 @@ def write(sentences, path: Path) -> None:
 
 
 def run_treebank(folder: Path, args, tmp: Path) -> dict:
-    lang = folder.name.split("_")[0]
+    lang = "en" if folder.name == "sample" else folder.name.split("_")[0]
     train_all = list(read_conllu(folder / "train.conllu"))
     if (folder / "dev.conllu").exists():
         dev = list(itertools.islice(read_conllu(folder / "dev.conllu"), args.dev_cap))
@@ -111,10 +115,8 @@ def ours(counts: dict) -> int:
     return sum(c for rule, c in counts.items() if rule in OURS)
 
 
-def markdown(rows: list[dict], args) -> str:
+def markdown(rows: list[dict], args) -> list[str]:
     lines = [
-        "# UD validator errors with and without the UD rules (eval/constraints.py)",
-        "",
         f"Order-{args.order} models, gold tags, {args.epochs} epochs on the first {args.train_cap} "
         f"training sentences; the first {args.dev_cap} dev sentences parsed (held out "
         "from train where a treebank has no dev). Incidents of `udvalidate --lang xx "
@@ -126,7 +128,6 @@ def markdown(rows: list[dict], args) -> str:
         f"{args.repeats} runs each way (alternating); **speed** = "
         "time free / time rules (the issue asks >= 0.7). Decoder: "
         f"{rows[0]['decoder'] if rows else '?'}.",
-        f"Command: `python eval/constraints.py {' '.join(sys.argv[1:])}`",
         "",
         "| treebank | train | dev | gold rules/other | free rules/other | with rules "
         "rules/other | UAS free | UAS rules | LAS free | LAS rules | time free | "
@@ -150,13 +151,13 @@ def markdown(rows: list[dict], args) -> str:
                           f"{r['rules']['incidents'].get(k, 0)}" for k in ids)
         lines.append(f"- **{r['treebank']}**: {cells or 'none'}; rules not learned "
                      f"(broken by > 0.1% in training): {', '.join(r['not_learned']) or 'none'}")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--ud", default=str(HERE.parent.parent / "shared" / "ud"))
-    ap.add_argument("--treebanks", default=None, help="comma-separated folders (default all)")
+    ap = arguments(__name__)
+    ap.add_argument("--treebanks", nargs="+", default=None, metavar="NAME",
+                    help="folders of --ud, or sample (default: every one)")
     ap.add_argument("--train-cap", type=int, default=800)
     ap.add_argument("--dev-cap", type=int, default=150)
     ap.add_argument("--epochs", type=int, default=2)
@@ -166,24 +167,21 @@ def main(argv=None) -> int:
     ap.add_argument("--decoder", default=None,
                     help="the decoder to train and parse with (default: the order's, mst "
                          "or ad3-exact)")
-    ap.add_argument("--out", default=str(HERE / "results" / "constraints"))
+    ap.add_argument("--out", default="constraints", help="result name under --results")
     args = ap.parse_args(argv)
     ud = Path(args.ud)
-    if not ud.is_dir():
-        print(f"constraints.py: error: {ud}: no UD folder", file=sys.stderr)
-        return 2
-    names = args.treebanks.split(",") if args.treebanks else sorted(
+    if not args.treebanks and not ud.is_dir():
+        ap.error(f"--ud {ud}: no such folder")
+    names = args.treebanks or sorted(
         p.name for p in ud.iterdir() if (p / "train.conllu").exists())
+    for name in names:
+        if not (treebank_folder(ud, name) / "train.conllu").is_file():
+            ap.error(f"{treebank_folder(ud, name) / 'train.conllu'} not found")
     rows = []
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
-            rows.append(run_treebank(ud / name, args, Path(tmp)))
-            out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
-            out.with_suffix(".md").write_text(markdown(rows, args))
+            rows.append(run_treebank(treebank_folder(ud, name), args, Path(tmp)))
+            write_result(args, args.out, "UD validator errors with and without the UD rules",
+                         {"rows": rows}, markdown(rows, args))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,41 +1,44 @@
-"""``polyparse parse --dask local:2`` writes the bytes of ``--jobs 1`` on en_ewt dev, as
-CoNLL-U and as raw text (issue 15's first figure).
+"""``polyparse parse --dask local:2`` writes the bytes of ``--jobs 1`` on a treebank's dev
+set, as CoNLL-U and as raw text (issue 15's first figure).
 
-    python eval/dask_identity.py [--model M] [--train-sentences 1000]
+    python -m eval run dask_identity [--treebank en_ewt] [--model M] [--train-sentences 1000]
+                                     [--max-dev N]
 
 The model (``--model``, or one trained by ``polyparse train`` with its tokenizer and
 tagger on the first ``--train-sentences`` training sentences, 2 epochs, kept in
-``eval/results/tmp/``) parses en_ewt dev (``../shared/ud``, read in place) twice per input
+``RESULTS/tmp/``) parses the dev set (its first ``--max-dev`` sentences; ``../shared/ud``,
+read in place) twice per input
 format through the command line: with ``--jobs 1`` and with ``--dask local:2``. Raw text
 is dev's ``# text`` lines, one paragraph each. Without the UD rules (``--no-ud-rules``):
 a decoder's time limit, which the constrained ILP has, makes a sentence's tree depend on
-the machine's speed, on one process as on a cluster. Writes
-``eval/results/dask_identity.{json,md}``.
+the machine's speed, on one process as on a cluster. Writes ``dask_identity.{json,md}``
+under ``--results``.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import _common
-from _common import kept_model, write_table
+from ._common import POLYPARSE, arguments, folder as treebank_folder, kept_model, write_table
 
-UD = Path(os.environ.get("POLYPARSE_UD") or _common.UD)
+SMOKE = ["--treebank", "sample", "--train-sentences", "20", "--max-dev", "10"]
+"""The smoke run: a model of 20 sample sentences parses 10 dev sentences."""
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
+    ap.add_argument("--treebank", default="en_ewt", help="default en_ewt")
     ap.add_argument("--model", default=None)
     ap.add_argument("--train-sentences", type=int, default=1000)
-    args = ap.parse_args()
-    folder = UD / "en_ewt"
+    ap.add_argument("--max-dev", type=int, default=None, metavar="N",
+                    help="the first N dev sentences (default all)")
+    args = ap.parse_args(argv)
+    folder = treebank_folder(args.ud, args.treebank)
     if not (folder / "dev.conllu").exists():
         sys.exit(f"{folder / 'dev.conllu'} not found")
     with tempfile.TemporaryDirectory() as tmp:
@@ -46,21 +49,26 @@ def main() -> None:
             cut = tmp / "train.conllu"
             cut.write_text("\n\n".join(blocks[:args.train_sentences]) + "\n\n",
                            encoding="utf-8")
-            subprocess.run(["polyparse", "-q", "train", "--train", str(cut), "--model",
+            subprocess.run([*POLYPARSE, "-q", "train", "--train", str(cut), "--model",
                             str(path), "--epochs", "2"], check=True)
 
-        model = kept_model(args.model, f"dask_identity_en_ewt_{args.train_sentences}", train)
+        model = kept_model(args, f"dask_identity_{args.treebank}_{args.train_sentences}",
+                           train)
+        dev = tmp / "dev.conllu"
+        dev.write_text("\n\n".join((folder / "dev.conllu").read_text(encoding="utf-8")
+                                   .split("\n\n")[:args.max_dev]).rstrip("\n") + "\n\n",
+                       encoding="utf-8")
         raw = tmp / "dev.txt"
         raw.write_text("".join(line[len("# text = "):] + "\n\n" for line in
-                               (folder / "dev.conllu").read_text(encoding="utf-8").splitlines()
+                               dev.read_text(encoding="utf-8").splitlines()
                                if line.startswith("# text = ")), encoding="utf-8")
         rows = []
-        for name, source in (("CoNLL-U", folder / "dev.conllu"), ("raw text", raw)):
+        for name, source in (("CoNLL-U", dev), ("raw text", raw)):
             outputs = {}
             for how in (["--jobs", "1"], ["--dask", "local:2"]):
                 out = tmp / f"out{len(outputs)}.conllu"
                 began = time.perf_counter()
-                subprocess.run(["polyparse", "-q", "parse", "--model", str(model), "--input",
+                subprocess.run([*POLYPARSE, "-q", "parse", "--model", str(model), "--input",
                                 str(source), "--output", str(out), "--no-ud-rules", *how],
                                check=True)
                 outputs[" ".join(how)] = (out.read_bytes(), time.perf_counter() - began)
@@ -70,17 +78,12 @@ def main() -> None:
                          "md5_dask_local_2": hashlib.md5(dask).hexdigest(),
                          "identical": "yes" if one == dask else "NO",
                          "jobs_1_s": one_s, "dask_s": dask_s})
-    write_table(_common.RESULTS / "dask_identity",
-                "--dask local:2 against --jobs 1 on en_ewt dev", rows,
-                [("input", "input"), ("sentences", "sentences"),
-                 ("identical", "same bytes"), ("md5_jobs_1", "md5 --jobs 1"),
-                 ("md5_dask_local_2", "md5 --dask local:2"), ("jobs_1_s", "--jobs 1 s"),
-                 ("dask_s", "--dask local:2 s")],
-                notes=f"Model {model.name}; command: python eval/dask_identity.py "
-                      + " ".join(sys.argv[1:]) + f"; load (1, 5, 15 min) at the end: "
-                      f"{os.getloadavg()}.")
-    print((_common.RESULTS / "dask_identity.md").read_text())
+    table = write_table(args, "dask_identity",
+                        f"--dask local:2 against --jobs 1 on {args.treebank} dev", rows,
+                        [("input", "input"), ("sentences", "sentences"),
+                         ("identical", "same bytes"), ("md5_jobs_1", "md5 --jobs 1"),
+                         ("md5_dask_local_2", "md5 --dask local:2"),
+                         ("jobs_1_s", "--jobs 1 s"), ("dask_s", "--dask local:2 s")],
+                        notes=f"Model {model.name}.")
+    print(table.read_text())
 
-
-if __name__ == "__main__":
-    main()

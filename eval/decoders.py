@@ -1,4 +1,7 @@
-"""The decoders side by side (issue 13, item 2): the LP relaxation by HiGHS (``lp``; ``lp
+"""The decoders side by side (issue 13, item 2): speed, certificates and accuracy of the
+LP relaxations and of the exact decoders on one model's dev sentences.
+
+The LP relaxation by HiGHS (``lp``; ``lp
 star`` with the grandparent star rows of AD3's full-order graph) and by AD3 (``ad3``; at
 full order ``ad3 one round``, the optimistic program alone without ancestry factors, the
 default since 2026-11-28, and ``ad3 lazy``, rounds until the tree breaks no part, the
@@ -9,11 +12,11 @@ the optimistic program alone).
 
 One command::
 
-    python eval/decoders.py [--treebank sample|en_ewt] [--max-train N] [--max-dev N]
+    python -m eval run decoders [--treebank sample|en_ewt] [--max-train N] [--max-dev N]
                             [--epochs 2] [--max-heads 5] [--model PATH] [--out NAME]
                             [--decoders lp "lp star" ad3 ilp ad3-exact ...]
 
-Trains an order-2 model as ``eval/ad3_speed.py`` does (SSG, the ``lp`` decoder, pruned
+Trains an order-2 model as ``ad3_speed`` does (SSG, the ``lp`` decoder, pruned
 to ``--max-heads`` heads per word; with ``--model``, loads it from there if the file
 exists, whatever its order, else saves it there), computes every dev sentence's parts and scores once, then
 decodes them with each decoder, one core, timing the decoder calls only (CPU seconds).
@@ -27,20 +30,19 @@ relative difference of the value ``|v - v_ilp| / max(1, |v_ilp|)``
 and the share of identical trees; for the relaxations, against ``lp``, the number of
 sentences whose tree differs from its tree and, in brackets, of those where both
 relaxations were fractional (where each rounds its own fractional point: the source of
-their UAS differences when only those are counted). Writes
-``eval/results/decoders_<treebank>.{json,md}`` with the command and ``uptime``'s load.
+their UAS differences when only those are counted). Writes ``decoders_<treebank>.{json,md}``
+under ``--results``.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from _common import REPO, RESULTS, single_thread, treebank_or_sample, uptime, write_table
+
+from ._common import arguments, single_thread, treebank, write_table
 
 single_thread()
 
@@ -53,6 +55,9 @@ DECODERS = {"lp": ("lp", {}), "lp star": ("lp", {"grandparent": "star"}),
             "ad3 lazy": ("ad3", {"rounds": None}), "ilp": ("ilp", {}),
             "ad3-exact": ("ad3-exact", {}), "ad3-exact one round": ("ad3-exact", {"rounds": 1}),
             "ad3-exact depth-first": ("ad3-exact", {"node_order": "depth"})}
+
+SMOKE = ["--treebank", "sample", "--max-train", "20", "--max-dev", "5", "--epochs", "1"]
+"""The smoke run: trained on 20 sentences of the sample, 5 dev sentences decoded."""
 
 
 def certified(name: str, stats: dict) -> bool:
@@ -80,8 +85,8 @@ def model_for(args, train) -> tuple[Parser, str]:
     return parser, how
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--treebank", default="sample")
     ap.add_argument("--max-train", type=int, default=None)
     ap.add_argument("--max-dev", type=int, default=None)
@@ -92,8 +97,8 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="result name (default decoders_<treebank>)")
     ap.add_argument("--decoders", nargs="+", choices=list(DECODERS), default=list(DECODERS),
                     help="the rows (ilp is always run: the others are compared with it)")
-    args = ap.parse_args()
-    train, dev = treebank_or_sample(args.treebank, args.max_train, args.max_dev)
+    args = ap.parse_args(argv)
+    train, dev = treebank(args.ud, args.treebank, args.max_train, args.max_dev)
     parser, how = model_for(args, train)
     model = parser.model
     problems = []
@@ -163,10 +168,8 @@ def main() -> None:
         row["rel_diff_max_text"] = f"{rel.max():.1e}"
         row["same_tree_as_ilp"] = float(np.mean([np.array_equal(r.heads, h)
                                                  for r, h in zip(results, ilp_heads)]))
-    load = uptime()
-    command = "python eval/decoders.py " + " ".join(sys.argv[1:])
     order = parser.config.order
-    notes = (f"Command: `{command}`. Treebank {args.treebank}: order-{order} model {how}; "
+    notes = (f"Treebank {args.treebank}: order-{order} model {how}; "
              f"{len(dev)} dev sentences ({tokens} tokens). Decoding time only (CPU "
              "seconds of the decoder calls, one core: OMP/BLAS/numba threads 1), parts "
              "and scores computed beforehand; the per-sentence times are CPU "
@@ -175,8 +178,8 @@ def main() -> None:
              "ilp: no fallback; ad3-exact: the search closed). `max rel diff vs ilp`: of "
              "the returned tree's score (for lp and ad3, the rounded tree's), "
              "|v - v_ilp| / max(1, |v_ilp|). `load`: the 1-minute load average before and "
-             f"after the decoder's run (2 cores shared with other jobs); `uptime` at the "
-             f"end: {load}. UAS and LAS over all words, punctuation included.")
+             "after the decoder's run (2 cores shared with other jobs). UAS and LAS over all "
+             "words, punctuation included.")
     columns = [("decoder", "decoder"), ("tokens_per_s", "tokens/s"),
                ("median_ms", "median ms"), ("p90_ms", "p90 ms"), ("p99_ms", "p99 ms"),
                ("max_ms", "max ms"),
@@ -187,11 +190,7 @@ def main() -> None:
                ("rel_diff_max_text", "max rel diff vs ilp"),
                ("same_tree_as_ilp", "same tree as ilp"),
                ("trees_unlike_lp", "trees unlike lp's (both fractional)"), ("load", "load")]
-    write_table(RESULTS / (args.out or f"decoders_{args.treebank}"),
+    write_table(args, args.out or f"decoders_{args.treebank}",
                 f"Order-{order} decoders: relaxations and exact decoding", rows, columns,
                 notes)
 
-
-if __name__ == "__main__":
-    os.chdir(REPO)
-    main()

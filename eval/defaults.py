@@ -2,7 +2,7 @@
 
 One command::
 
-    python eval/defaults.py [--ud DIR] [--treebanks NAME ...] [--orders 1 2]
+    python -m eval run defaults [--ud DIR] [--treebanks NAME ...] [--orders 1 2]
                             [--work DIR] [--models DIR] [--max-sentences N] [--out NAME]
 
 For each treebank (each folder of ``--ud``, default ``../shared/ud``, with a
@@ -27,27 +27,29 @@ report). ``--models DIR`` parses the models ``DIR/TREEBANK-ORDER.npz`` of an ear
 (``WORK/models``) instead of training. The commands' messages are kept in
 ``WORK/TREEBANK/train-ORDER.log`` (epoch by epoch) and ``parsed-ORDER.log``. Threads are
 left as the environment sets them.
-Writes ``eval/results/defaults.{md,json}`` (``--out`` for another stem) after every row.
+Writes ``defaults.{md,json}`` under ``--results`` (``--out`` for another stem) after every
+row.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
-from _common import RESULTS, UD, markdown_table, revision, write_table
+from ._common import POLYPARSE, SAMPLE, arguments, markdown_table, write_table
 
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.parser import cli
 from polyparse.parser.evaluate import attachment_scores
+
+SMOKE = ["--ud", str(SAMPLE.parent), "--treebanks", "sample", "--orders", "1",
+         "--max-train", "20", "--max-sentences", "3", "--work", "{results}/work"]
+"""The smoke run: order 1 trained on 20 sentences of the sample, 3 parsed."""
 
 HOLD_OUT_EVERY = 10
 """Without dev.conllu, training sentences 10, 20, 30, ... (1-based) are held out."""
@@ -60,7 +62,6 @@ WARM_PARSE = 5
 """Held-out sentences of the untimed ``polyparse parse`` before the timed one, and of
 the untimed in-process analyses before the timed ones."""
 
-POLYPARSE = [sys.executable, "-m", "polyparse.parser.cli"]
 
 
 def blocks(path: Path) -> list[str]:
@@ -75,16 +76,20 @@ def write_blocks(path: Path, sentences: list[str]) -> Path:
     return path
 
 
-def split(folder: Path, work: Path, max_sentences: int | None) -> tuple[Path, Path, str]:
+def split(folder: Path, work: Path, max_sentences: int | None,
+          max_train: int | None = None) -> tuple[Path, Path, str]:
     """``(train, held_out, how)``: the training file (the treebank's own where it has a
-    dev.conllu) and the held-out sentences parsed, written into ``work``."""
+    dev.conllu, or its first ``max_train`` sentences) and the held-out sentences parsed,
+    written into ``work``."""
     if (folder / "dev.conllu").is_file():
         train, held, how = folder / "train.conllu", blocks(folder / "dev.conllu"), "dev"
+        if max_train is not None:
+            train = write_blocks(work / "train.conllu", blocks(train)[:max_train])
     else:
         sentences = blocks(folder / "train.conllu")
         rest = [s for i, s in enumerate(sentences, 1) if i % HOLD_OUT_EVERY]
         held = [s for i, s in enumerate(sentences, 1) if not i % HOLD_OUT_EVERY]
-        train = write_blocks(work / "train.conllu", rest)
+        train = write_blocks(work / "train.conllu", rest[:max_train])
         how = f"train, every {HOLD_OUT_EVERY}th"
     return train, write_blocks(work / "held.conllu", held[:max_sentences]), how
 
@@ -212,11 +217,9 @@ DERIVED = [("treebank", "treebank"), ("order", "order"),
            ("weights_ratio", "weights time / order 1"), ("uas_diff", "UAS - order 1")]
 
 
-def write(out: Path, rows: list[dict], meta: dict) -> None:
+def write(args, rows: list[dict]) -> None:
     derived = against_first_order(rows)
-    notes = (f"Command: `{meta['command']}` at revision {meta['revision']}, {meta['date']}; "
-             f"{os.cpu_count()} CPUs, load average (1, 5, 15 min) {meta['load_before']} "
-             f"before and {meta['load_after']} after. Each model trained by `polyparse "
+    notes = ("Each model trained by `polyparse "
              "train --train TRAIN --model M [--order 2]` alone (`train min`: its wall time; "
              "`weights min`: the epochs' time in the model's report), on train.conllu "
              "tested on dev.conllu, or without dev on the training sentences but every "
@@ -231,15 +234,12 @@ def write(out: Path, rows: list[dict], meta: dict) -> None:
              "Threads as the environment sets them.")
     after = "\n".join(["Order 2 (or full) against order 1:", "",
                        *markdown_table(derived, DERIVED)]) if derived else ""
-    write_table(out, "The defaults on the shared treebanks (issue 41, item 7)", rows, COLUMNS,
-                notes, meta={**meta, "against_first_order": derived}, after=after)
+    write_table(args, args.out, "The defaults on the shared treebanks (issue 41, item 7)", rows,
+                COLUMNS, notes, meta={"against_first_order": derived}, after=after)
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--ud", default=str(UD), metavar="DIR",
-                    help="folder of treebank folders, each with train.conllu and perhaps "
-                         "dev.conllu (default ../shared/ud)")
+    ap = arguments(__name__)
     ap.add_argument("--treebanks", nargs="+", default=None, metavar="NAME",
                     help="folders of --ud (default: every one with a train.conllu)")
     ap.add_argument("--orders", nargs="+", choices=["1", "2", "full"], default=["1", "2"])
@@ -249,7 +249,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="parse the models DIR/TREEBANK-ORDER.npz instead of training")
     ap.add_argument("--max-sentences", type=int, default=None, metavar="N",
                     help="parse the first N held-out sentences (default all)")
-    ap.add_argument("--out", default="defaults", help="result stem under eval/results")
+    ap.add_argument("--max-train", type=int, default=None, metavar="N",
+                    help="train on the first N training sentences (default all)")
+    ap.add_argument("--out", default="defaults", help="result stem under --results")
     args = ap.parse_args(argv)
     ud, work = Path(args.ud), Path(args.work)
     if not ud.is_dir():
@@ -266,14 +268,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.max_sentences is not None and args.max_sentences < 1:
         ap.error(f"--max-sentences must be at least 1, not {args.max_sentences}")
     models.mkdir(parents=True, exist_ok=True)
-    given = sys.argv[1:] if argv is None else argv
-    meta = {"command": " ".join(["python eval/defaults.py", *given]),
-            "revision": revision(), "date": datetime.now(timezone.utc).strftime(
-                "%Y-%m-%d %H:%M UTC"), "cpus": os.cpu_count(),
-            "load_before": [round(x, 2) for x in os.getloadavg()]}
     rows, warmed = [], set()
     for name in names:
-        train, held, how = split(ud / name, work / name, args.max_sentences)
+        train, held, how = split(ud / name, work / name, args.max_sentences, args.max_train)
         for order in args.orders:
             model = models / f"{name}-{order}.npz"
             train_min = None
@@ -288,9 +285,5 @@ def main(argv: list[str] | None = None) -> None:
                          "train_sentences": len(blocks(train)), "train_min": train_min,
                          **parse_held_out(model, held, work / name / f"parsed-{order}.conllu")})
             print(rows[-1], flush=True)
-            meta["load_after"] = [round(x, 2) for x in os.getloadavg()]
-            write(RESULTS / args.out, rows, meta)
+            write(args, rows)
 
-
-if __name__ == "__main__":
-    main()

@@ -1,19 +1,19 @@
 """``polyparse draw`` on a treebank's dev set: its time, and every drawing read back.
 
-    python eval/draw.py [--treebank en_ewt] [--repeats 3]
+    python -m eval run draw [--treebank en_ewt] [--repeats 3]
 
 Runs ``polyparse draw --input dev.conllu --svg-dir DIR`` (one SVG per sentence) and
 ``polyparse draw --input dev.conllu --html PAGE`` as a user would, in a child process,
 ``--repeats`` times each (wall time and CPU time of the whole command: start, reading,
 drawing, writing), into a temporary folder. Then every SVG file, and every panel of the
 page, is parsed as XML and checked: an SVG document, one arc per word, each arc from the
-word's head in the file with its label. Writes ``eval/results/draw_<treebank>.{json,md}``
+word's head in the file with its label. Writes ``draw_<treebank>.{json,md}`` under
+``--results``
 (the issue's figure: the 2,001 sentences of en_ewt dev in at most 10 s, every SVG valid).
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 import resource
 import subprocess
@@ -23,11 +23,14 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from _common import RESULTS, UD, machine, uptime, write_table
+from ._common import POLYPARSE, arguments, folder, write_table
 
 from polyparse.corpora.conllu_io import read_treebank  # noqa: E402
 
 SVG = "{http://www.w3.org/2000/svg}"
+
+SMOKE = ["--treebank", "sample", "--repeats", "1"]
+"""The smoke run: the sample's 100 dev sentences drawn once each way."""
 
 
 def timed(command: list[str]) -> tuple[float, float]:
@@ -67,30 +70,29 @@ def check(svgs: list[str | Path], sentences) -> int:
     return valid
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--repeats", type=int, default=3)
-    args = ap.parse_args()
-    dev = UD / args.treebank / "dev.conllu"
+    args = ap.parse_args(argv)
+    dev = folder(args.ud, args.treebank) / "dev.conllu"
     if not dev.is_file():
         sys.exit(f"{dev} not found: the benchmarks read the shared UD treebanks")
     sentences = read_treebank(dev)
     words = sum(len(s) for s in sentences)
-    load = uptime()
     rows = []
-    with tempfile.TemporaryDirectory() as folder:
-        outputs = {"svg": ["--svg-dir", str(Path(folder) / "trees")],
-                   "html": ["--html", str(Path(folder) / "dev.html")]}
+    with tempfile.TemporaryDirectory() as tmp:
+        outputs = {"svg": ["--svg-dir", str(Path(tmp) / "trees")],
+                   "html": ["--html", str(Path(tmp) / "dev.html")]}
         for kind, output in outputs.items():
-            command = ["polyparse", "-q", "draw", "--input", str(dev), *output]
+            command = [*POLYPARSE, "-q", "draw", "--input", str(dev), *output]
             times = [timed(command) for _ in range(args.repeats)]
             if kind == "svg":
-                files = sorted((Path(folder) / "trees").iterdir())
+                files = sorted((Path(tmp) / "trees").iterdir())
                 drawn, valid = len(files), check(files, sentences)
                 size = sum(f.stat().st_size for f in files)
             else:
-                page = (Path(folder) / "dev.html").read_text(encoding="utf-8")
+                page = (Path(tmp) / "dev.html").read_text(encoding="utf-8")
                 panels = re.findall(r"<svg .*?</svg>", page, re.DOTALL)
                 drawn, valid, size = len(panels), check(panels, sentences), len(page)
             wall = [w for w, _ in times]
@@ -106,17 +108,12 @@ def main() -> None:
              "a child process: wall and CPU time (user + system) of the whole command, "
              "start-up and writing included. 'valid': drawings that parse as XML, are SVG "
              "documents, and have one arc per word, from the file's head with the file's "
-             f"label. Target: at most 10 s. Load before: `{load}`; after: `{uptime()}`. "
-             f"Command: python eval/draw.py" + "".join(f" {a}" for a in sys.argv[1:]))
-    out = RESULTS / f"draw_{args.treebank}"
-    write_table(out, f"polyparse draw on {args.treebank} dev", rows,
+             f"label. Target: at most 10 s.")
+    table = write_table(
+        args, f"draw_{args.treebank}", f"polyparse draw on {args.treebank} dev", rows,
                 [("command", "command"), ("sentences", "sentences"), ("drawn", "drawn"),
                  ("valid", "valid"), ("wall_s_best", "wall s (best)"),
                  ("wall_s_worst", "wall s (worst)"), ("cpu_s_best", "CPU s (best)"),
                  ("megabytes", "MB written")], notes)
-    print(out.with_suffix(".md").read_text())
-    print(machine())
+    print(table.read_text())
 
-
-if __name__ == "__main__":
-    main()

@@ -3,23 +3,22 @@ inference in SSG-eta training) does to the relaxation at test time.
 
 One command::
 
-    python eval/eta_experiment.py [--epochs 3] [--order 2] [--max-train N] [--max-length N]
+    python -m eval run eta_experiment [--treebank sl_ssj] [--epochs 3] [--order 2]
+                                      [--max-train N] [--max-length N] [--etas 0 ... 1]
 
-On ``../shared/ud/sl_ssj`` (Slovene, as in the paper; the last 20% of train held out
-as dev), reduced feature set, eta in {0, 0.25, 0.5, 0.75, 1} with equal training
+On ``../shared/ud/sl_ssj`` (``--treebank``; Slovene, as in the paper; the last 20% of
+train held out as dev), reduced feature set, eta in {0, 0.25, 0.5, 0.75, 1} with equal training
 budgets (same epochs, same sentences, same seed). For each eta: share of fractional LP
 solutions on dev, mean relaxation gap, mean ILP and LP time, UAS with the ILP and with
-LP+rounding. Writes ``eval/results/eta_experiment.{json,md,png}``.
+LP+rounding. Writes ``eta_experiment.{json,md,png}`` under ``--results``.
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
 import time
-from pathlib import Path
 
-from _common import RESULTS, single_thread, treebank, write_table
+from ._common import arguments, pyplot, single_thread, treebank, write_table
 
 single_thread()
 
@@ -31,9 +30,16 @@ from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 ETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
+SMOKE = ["--treebank", "sample", "--etas", "0", "1", "--epochs", "1", "--max-train", "20",
+         "--max-dev", "5"]
+"""The smoke run: eta 0 and 1, trained on 20 sentences of the sample, 5 dev sentences."""
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
+    ap.add_argument("--treebank", default="sl_ssj", help="default sl_ssj")
+    ap.add_argument("--etas", type=float, nargs="+", default=ETAS, metavar="ETA",
+                    help="default 0 0.25 0.5 0.75 1")
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--order", choices=["2", "full"], default="2")
     ap.add_argument("--max-train", type=int, default=None, help="first N training sentences")
@@ -44,15 +50,15 @@ def main() -> None:
                          "on dev; then LP + rounding (counted)")
     ap.add_argument("--max-length", type=int, default=None,
                     help="keep train and dev sentences of at most this many words")
-    ap.add_argument("--out", default=str(RESULTS / "eta_experiment"))
-    args = ap.parse_args()
-    train, dev = treebank("sl_ssj")
+    ap.add_argument("--out", default="eta_experiment", help="result name under --results")
+    args = ap.parse_args(argv)
+    train, dev = treebank(args.ud, args.treebank)
     if args.max_length:
         train, dev = ([s for s in part if len(s) <= args.max_length] for part in (train, dev))
     train, dev = train[:args.max_train], dev[:args.max_dev]
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     rows = []
-    for eta in ETAS:
+    for eta in args.etas:
         config = TrainConfig(decoder="ilp", epochs=args.epochs, features={"templates": "reduced"},
                              parts={"order": args.order}, trainer_options={"eta": eta},
                              decoder_options={"time_limit": args.time_limit}
@@ -83,7 +89,8 @@ def main() -> None:
                      "train_fallback_share": float(np.mean(
                          [e.extra.get("fallback_share", 0.0) for e in parser.report.epochs]))})
         print(rows[-1], flush=True)
-        write_table(Path(args.out), "SSG-eta on sl_ssj (ICML 2009, experiment 2)", rows,
+        table = write_table(args, args.out,
+                            f"SSG-eta on {args.treebank} (ICML 2009, experiment 2)", rows,
                     [("eta", "eta"), ("fractional_share", "% fractional LP (dev)"),
                      ("mean_gap", "mean gap"), ("time_ilp_mean", "ILP s"),
                      ("time_ilp_p90", "ILP p90 s"), ("time_ilp_integral", "ILP s (integral LP)"),
@@ -102,15 +109,13 @@ def main() -> None:
                           f"{args.max_heads} heads per word; UAS over all words. ILP: the exact "
                           "decoder as shipped (LP relaxation first, branch and bound only when "
                           "it is fractional), so its time on an integral LP is the LP's.")
-    plot(rows, Path(args.out).with_suffix(".png"))
+    plot(rows, table.with_suffix(".png"))
 
 
 def plot(rows, path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
+    if plt is None:
+        return
     etas = [r["eta"] for r in rows]
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
     a.plot(etas, [r["fractional_share"] for r in rows], "o-")
@@ -122,6 +127,3 @@ def plot(rows, path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
-
-if __name__ == "__main__":
-    main()

@@ -3,7 +3,7 @@ against ``|A|`` constrained maximum spanning trees called from Python.
 
 One command::
 
-    python eval/factor_oracles.py [--sizes 10 20 30 40] [--heads 5 10] [--sentences 30]
+    python -m eval run factor_oracles [--sizes 10 20 30 40] [--heads 5 10] [--sentences 30]
 
 For every sentence length n and number K of candidate heads per word: arc scores pruned to
 the K heads of largest matrix-tree marginal per word (as the parser's pruning,
@@ -16,19 +16,17 @@ sentence (mean over ``--sentences`` sentences, best of 3 runs each, one core) of
 (MAP), all max-marginals by :meth:`FactorGraph.tree_max_marginals` (one kernel call), the
 same ``|A|`` constrained trees by :func:`decoders.trees.chu_liu_edmonds` from a Python loop
 (the baseline of ``docs/algorithms.md`` section 5b; its values are checked to agree), and
-one matrix-tree (marginals and log-partition at temperature 1). Writes
-``eval/results/factor_oracles.{json,md}``.
+one matrix-tree (marginals and log-partition at temperature 1). Random sentences: no
+treebank. Writes ``factor_oracles.{json,md}`` under ``--results``.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import time
-from pathlib import Path
 
 import numpy as np
-from _common import RESULTS, single_thread, write_table
+
+from ._common import arguments, single_thread, write_table
 
 single_thread()
 
@@ -36,6 +34,9 @@ from polyparse.decoders.factor_graph import FactorGraph  # noqa: E402
 from polyparse.decoders.matrix_tree import prune_arcs  # noqa: E402
 from polyparse.decoders.trees import chu_liu_edmonds  # noqa: E402
 from polyparse.decoders.parts import arc_parts  # noqa: E402
+
+SMOKE = ["--sizes", "8", "--heads", "3", "--sentences", "2"]
+"""The smoke run: two sentences of 8 words, 3 heads per word."""
 
 
 def python_max_marginals(graph: FactorGraph, theta: np.ndarray) -> np.ndarray:
@@ -128,16 +129,16 @@ def measure(kind: str, n: int, heads: int, single_root: bool, sentences: int,
     return row
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10, 20, 30, 40])
     ap.add_argument("--heads", type=int, nargs="+", default=[5, 10])
     ap.add_argument("--sentences", type=int, default=30)
     ap.add_argument("--scores", nargs="+", choices=["random", "peaked"],
                     default=["random", "peaked"])
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=str(RESULTS / "factor_oracles"))
-    args = ap.parse_args()
+    ap.add_argument("--out", default="factor_oracles", help="result name under --results")
+    args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     warm = np.random.default_rng(1)  # compile the kernels outside the timings
     measure("random", 6, 3, True, 1, warm)
@@ -149,7 +150,6 @@ def main() -> None:
                 for n in args.sizes:
                     rows.append(measure(kind, n, heads, single_root, args.sentences, rng))
                     print(rows[-1], flush=True)
-    load = os.getloadavg()
     notes = (f"{args.sentences} random sentences per row (scores `random`: Gaussian, scale "
              "2; `peaked`: Gaussian, scale 1, plus 3 on a random tree's arcs; pruned to the "
              "K heads of largest marginal per word); mean time per sentence, best of 3 runs "
@@ -157,10 +157,8 @@ def main() -> None:
              "graph but for at most one word (the kernel's exact shortcut then answers "
              "the arcs without an MST). `max-marginals` is one numba call "
              "(`FactorGraph.tree_max_marginals`), `|A| MSTs from Python` the same |A| "
-             "constrained trees by `chu_liu_edmonds` in a Python loop (values checked equal). "
-             f"Load average at the end: {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f} "
-             "(2 cores, shared).")
-    write_table(Path(args.out), "TREE factor oracles: time per sentence", rows,
+             "constrained trees by `chu_liu_edmonds` in a Python loop (values checked equal).")
+    write_table(args, args.out, "TREE factor oracles: time per sentence", rows,
                 [("scores", "scores"), ("n", "n"), ("K", "K"),
                  ("single_root", "single root"), ("arcs", "arcs |A|"),
                  ("nearly_greedy", "nearly greedy"), ("mst_ms", "MAP (1 MST) ms"),
@@ -168,6 +166,3 @@ def main() -> None:
                  ("python_ms", "|A| MSTs from Python ms"), ("speedup", "speed-up"),
                  ("matrix_tree_ms", "matrix-tree ms")], notes=notes)
 
-
-if __name__ == "__main__":
-    main()

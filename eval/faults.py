@@ -2,9 +2,11 @@
 
 One command::
 
-    python eval/faults.py [--runs 20] [--out eval/results/faults]
+    python -m eval run faults [--runs 20] [--commands train parse gap] [--max-train N]
+                              [--out faults]
 
-Trains a tiny model on the sample treebank, then runs each command ``--runs`` times per
+Trains a tiny model on the sample treebank (its first ``--max-train`` sentences, the
+training of ``train`` too), then runs each command ``--runs`` times per
 signal (SIGTERM, SIGINT) as a user would (``polyparse ...`` in a process of its own, with
 ``--jobs 2`` for ``train`` and ``parse`` so that worker processes are there too), and
 sends the signal at a random moment: half of the runs at a uniform moment of the
@@ -14,30 +16,27 @@ temporary file shows up, plus a random delay: during a model or checkpoint save 
 earlier content (a real model for ``train``). After it, checks: the exit status, stray
 files in the folder, the earlier files intact (unchanged, or for a run that finished or
 a checkpoint written before the signal, a complete new file), and processes of the run
-still alive. Writes ``OUT.json`` and ``OUT.md``.
+still alive. Writes ``OUT.json`` and ``OUT.md`` under ``--results``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import random
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-from _common import REPO, machine
+from ._common import POLYPARSE, SAMPLE, arguments, write_result
 
-SAMPLE = REPO / "corpora" / "sample"
+SMOKE = ["--runs", "1", "--commands", "parse", "--max-train", "20"]
+"""The smoke run: parse stopped once per signal, the model trained on 20 sentences."""
 TINY = ["--epochs", "2", "--bits", "16", "--label-bits", "12", "--no-tagger"]
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
-POLYPARSE = [sys.executable, "-m", "polyparse.parser.cli"]
 HANG = 120          # seconds after the signal: a run still going then has hung
 
 
@@ -49,12 +48,13 @@ class Command:
     """One command line of the benchmark, its outputs, and how to tell a complete one."""
 
     def __init__(self, name: str, folder: Path, model: Path, inputs: dict[str, Path]):
+        """``inputs``: the training file of ``train``, the input of ``parse`` and ``gap``."""
         self.name = name
         self.folder = folder
         folder.mkdir()
         if name == "train":
             self.outputs = {"model": folder / "model.npz", "checkpoint": folder / "ckpt.npz"}
-            self.argv = polyparse("train", "--train", SAMPLE / "train.conllu", "--model",
+            self.argv = polyparse("train", "--train", inputs["train"], "--model",
                                   self.outputs["model"], "--checkpoint",
                                   self.outputs["checkpoint"], *TINY, "--jobs", "2")
             self.earlier = {key: model.read_bytes() for key in self.outputs}
@@ -184,24 +184,32 @@ def status_name(status: int) -> str:
     return f"killed by {signal.Signals(-status).name}" if status < 0 else str(status)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--runs", type=int, default=20, help="runs per command and signal")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=REPO / "eval" / "results" / "faults")
-    args = ap.parse_args()
+    ap.add_argument("--commands", nargs="+", choices=["train", "parse", "gap"],
+                    default=["train", "parse", "gap"])
+    ap.add_argument("--max-train", type=int, default=None, metavar="N",
+                    help="train on the first N sample sentences (default all)")
+    ap.add_argument("--out", default="faults", help="result name under --results")
+    args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="polyparse-faults-"))
     try:
         model = work / "base.npz"
-        subprocess.run(polyparse("-q", "train", "--train", SAMPLE / "train.conllu",
+        inputs = {"train": work / "train.conllu", "parse": work / "parse-input.conllu",
+                  "gap": work / "gap-input.conllu"}
+        train = (SAMPLE / "train.conllu").read_text().split("\n\n")
+        inputs["train"].write_text("\n\n".join(s for s in train[:args.max_train] if s.strip())
+                                   + "\n\n")
+        subprocess.run(polyparse("-q", "train", "--train", inputs["train"],
                                  "--model", model, *TINY), check=True)
         dev = (SAMPLE / "dev.conllu").read_text()
-        inputs = {"parse": work / "parse-input.conllu", "gap": work / "gap-input.conllu"}
         inputs["parse"].write_text(dev * 4)
         inputs["gap"].write_text("\n\n".join(dev.split("\n\n")[:25]) + "\n\n")
         rows, runs = [], []
-        for name in ("train", "parse", "gap"):
+        for name in args.commands:
             command = Command(name, work / name, model, inputs)
             command.reset()
             start = time.perf_counter()
@@ -232,20 +240,16 @@ def main() -> None:
                 print(json.dumps(rows[-1]), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    write(args.out, rows, runs, args)
+    table = write_result(args, args.out, "Stop signals at random moments (issue 11)",
+                         {"runs_per_command_and_signal": args.runs, "seed": args.seed,
+                          "rows": rows, "runs": runs}, markdown(rows, args))
+    print(table.read_text())
 
 
-def write(out: Path, rows: list[dict], runs: list[dict], args) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    load = os.getloadavg()
-    info = {"machine": machine(), "load_after": [round(x, 2) for x in load],
-            "runs_per_command_and_signal": args.runs, "seed": args.seed}
-    out.with_suffix(".json").write_text(json.dumps({"info": info, "rows": rows, "runs": runs},
-                                                   indent=1))
+def markdown(rows: list[dict], args) -> list[str]:
+    """The Markdown table of ``rows`` and what its columns mean."""
     lines = [
-        "# Stop signals at random moments (issue 11)",
-        "",
-        f"`python eval/faults.py --runs {args.runs} --seed {args.seed}`; {args.runs} runs per "
+        f"{args.runs} runs per "
         "command and signal, half at a uniform moment of the uninterrupted run, half while "
         "an output is being written (train: model or checkpoint save; parse, gap: "
         "mid-output). train and parse run with `--jobs 2`. Moments: *start-up* = before "
@@ -278,12 +282,6 @@ def write(out: Path, rows: list[dict], runs: list[dict], args) -> None:
               "SIG...` and exits 128 + the signal's number (runs killed at start-up and "
               "finished runs are counted as fine). Hung: still running "
               f"{HANG} s after the signal (then killed); longest stop: seconds from the "
-              "signal to the end of the process.",
-              "", f"Machine: {info['machine']}; load average after the run: "
-              f"{info['load_after']}."]
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+              "signal to the end of the process."]
+    return lines
 
-
-if __name__ == "__main__":
-    main()

@@ -3,12 +3,14 @@ and a warm numba cache.
 
 One command::
 
-    python eval/footprint.py [--out eval/results/footprint]
+    python -m eval run footprint [--caches cold warm] [--max-train N] [--out footprint]
 
 runs ``polyparse train --train corpora/sample/train.conllu --dev corpora/sample/dev.conllu
 --model sample.npz`` (into a temporary folder) twice: first with ``NUMBA_CACHE_DIR``
 pointing at a fresh, empty folder (a first run after installation: every kernel it uses
-is compiled), then again with that folder filled (every later run). For each run it
+is compiled), then again with that folder filled (every later run; ``--caches warm``
+alone: the numba cache of the environment). ``--max-train N`` trains on the first N
+sentences of the sample instead of all. For each run it
 reports the peak memory: the largest resident set of any process of the run
 (``wait4``: the command and the child process it fits the tokenizer and tagger in), and
 the peak of the whole process tree's proportional set size (PSS, sampled every 0.1 s:
@@ -17,12 +19,11 @@ pages shared between parent and child counted once), the wall and CPU time
 stage ended (tokenizer, tagger with its jackknifing, each parser epoch; the log lines
 are stamped as they arrive), the first epoch's time against the mean of the later ones,
 and the load average of the machine, since the figures depend on it. Writes ``OUT.json``
-and ``OUT.md``.
+and ``OUT.md`` under ``--results``.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import subprocess
@@ -32,20 +33,22 @@ import threading
 import time
 from pathlib import Path
 
-from _common import REPO, RESULTS, write_table
+from ._common import POLYPARSE, REPO, SAMPLE, arguments, write_table
 
-SAMPLE = REPO / "corpora" / "sample"
+SMOKE = ["--caches", "warm", "--max-train", "20"]
+"""The smoke run: the command on 20 sentences, with the environment's numba cache."""
 EPOCH = re.compile(r"^epoch (\d+): .*?, ([0-9.]+) s")
 STAGES = {"tokenizer": "tokenizer: trained", "tagger": "tagger: dev UPOS",
           "features": "features: 2**"}
 
 
-def train(cache: Path, model: Path) -> dict:
-    """One run of the README's command; its figures."""
-    command = [sys.executable, "-m", "polyparse.parser.cli", "train",
-               "--train", str(SAMPLE / "train.conllu"), "--dev", str(SAMPLE / "dev.conllu"),
+def train(cache: Path | None, train_file: Path, model: Path) -> dict:
+    """One run of the README's command on ``train_file``, numba's cache in ``cache`` (None:
+    the environment's); its figures."""
+    command = [*POLYPARSE, "train",
+               "--train", str(train_file), "--dev", str(SAMPLE / "dev.conllu"),
                "--model", str(model)]
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    env = dict(os.environ, **({"NUMBA_CACHE_DIR": str(cache)} if cache else {}))
     load_before = os.getloadavg()[0]
     start = time.perf_counter()
     process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
@@ -114,16 +117,28 @@ def log_dev(log: list[str]) -> str:
     return dev[-1].split(": dev ", 1)[-1].strip() if dev else ""
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=str(RESULTS / "footprint"))
-    args = ap.parse_args()
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
+    ap.add_argument("--caches", nargs="+", choices=["cold", "warm"], default=["cold", "warm"],
+                    help="cold: a fresh numba cache; warm: the same after the cold run, or "
+                         "the environment's without one (default both)")
+    ap.add_argument("--max-train", type=int, default=None, metavar="N",
+                    help="the first N sample sentences (default all)")
+    ap.add_argument("--out", default="footprint", help="result name under --results")
+    args = ap.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="footprint-") as folder:
-        cache = Path(folder) / "numba"
-        cache.mkdir()
-        for name in ("cold", "warm"):
-            row = {"numba cache": name, **train(cache, Path(folder) / "sample.npz")}
+        cache = Path(folder) / "numba" if "cold" in args.caches else None
+        train_file = SAMPLE / "train.conllu"
+        if args.max_train is not None:
+            train_file = Path(folder) / "train.conllu"
+            blocks = (SAMPLE / "train.conllu").read_text(encoding="utf-8").split("\n\n")
+            train_file.write_text("\n\n".join(b for b in blocks[:args.max_train] if b.strip())
+                                  + "\n\n", encoding="utf-8")
+        if cache:
+            cache.mkdir()
+        for name in args.caches:
+            row = {"numba cache": name, **train(cache, train_file, Path(folder) / "sample.npz")}
             stages = row["ended_at_s"]
             row["stages"] = ", ".join(f"{k} {v:.0f}" for k, v in stages.items()
                                       if not k.startswith("epoch ") or k in ("epoch 1",
@@ -134,14 +149,15 @@ def main() -> None:
                   f"first epoch {row['first_epoch_s']:.1f} s, later "
                   f"{row['later_epochs_s']:.1f} s, load {row['load_before']:.1f}", flush=True)
     write_table(
-        Path(args.out), "Footprint of the README's training command (issue 11)", rows,
+        args, args.out, "Footprint of the README's training command (issue 11)", rows,
         [("numba cache", "numba cache"), ("seconds", "wall s"), ("cpu_s", "CPU s"),
          ("peak_rss_mb", "peak RSS MB (largest process)"),
          ("peak_tree_pss_mb", "peak PSS MB (all processes)"),
          ("first_epoch_s", "epoch 1 s"), ("later_epochs_s", "epochs 2-10 s (mean)"),
          ("stages", "stage ended at (s)"), ("load_before", "load before"),
          ("load_after", "load after"), ("dev", "dev after epoch 10")],
-        notes="`polyparse train --train corpora/sample/train.conllu --dev "
+        notes=f"On {args.max_train or 'all'} sample sentences: "
+              "`polyparse train --train corpora/sample/train.conllu --dev "
               "corpora/sample/dev.conllu --model sample.npz` (the README's first command), "
               "run with NUMBA_CACHE_DIR at a fresh folder (cold: every kernel is compiled), "
               "then again (warm). Peak RSS: the largest resident set of any one process of the "
@@ -151,6 +167,3 @@ def main() -> None:
               "is the 1-minute load average of the machine before and after the run (2 "
               "cores shared).")
 
-
-if __name__ == "__main__":
-    main()

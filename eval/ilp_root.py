@@ -3,7 +3,8 @@
 
 One command::
 
-    python eval/ilp_root.py --model PATH [--treebank en_ewt] [--max-dev N] [--out NAME]
+    python -m eval run ilp_root [--model PATH | --max-train 2000 --epochs 2 --order full]
+        [--treebank en_ewt] [--max-dev N] [--out NAME]
 
 Parses the first ``--max-dev`` dev sentences' parts and scores with the model and solves
 each one's LP relaxation (the ``lp`` decoder: the multi-commodity program), timed on a
@@ -14,7 +15,7 @@ gap 0, :data:`TIME_LIMIT` seconds each) on the single- and the multi-commodity p
 building the program and of the solve, the solve's median multiple of the sentence's LP
 time, branch-and-bound nodes (1: closed at the root), and the largest difference of the
 optimum from the first variant's (all four must find the same optimum). One core.
-Writes ``eval/results/<out>.{json,md}``.
+Writes ``<out>.{json,md}`` under ``--results``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import time
 from typing import NamedTuple
 
 import numpy as np
-from _common import REPO, RESULTS, model_dev_problems, single_thread, uptime, write_table
+from ._common import arguments, dev_problems, model_arguments, single_thread, write_table
 
 single_thread()
 
@@ -58,8 +59,16 @@ def solve(form, presolve: bool) -> tuple[float, float, int, bool]:
     return seconds, np.nan if x is None else float(form.c @ x), nodes or 0, optimal
 
 
-def main() -> None:
-    args, parser, dev, problems = model_dev_problems(__doc__.split("\n\n")[0], "ilp_root")
+SMOKE = ["--treebank", "sample", "--max-train", "20", "--epochs", "1", "--max-dev", "20"]
+"""The smoke run: a full-order model trained on 20 sentences of the sample, 20 decoded."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
+    model_arguments(ap, order="full")
+    ap.add_argument("--out", default="ilp_root", help="result name under --results")
+    args = ap.parse_args(argv)
+    parser, dev, problems = dev_problems(args)
     lp = make_decoder("lp", parser.config.single_root)
     problems = [(parts, scores, len(s)) for (parts, scores), s in zip(problems, dev)]
     for parts, scores, _ in problems:   # once untimed: numba compiles the kernels (local
@@ -111,8 +120,7 @@ def main() -> None:
                      "at_root": float(np.mean(nodes <= 1)), "closed": float(np.mean(optimal)),
                      "diff": f"{np.nanmax(np.abs(value - reference)):.1e}",
                      "load": f"{load_before:.1f}-{load_after:.1f}"})
-    command = "python eval/ilp_root.py " + " ".join(sys.argv[1:])
-    notes = (f"Command: `{command}`. Model {args.model} (order "
+    notes = (f"Model {args.model or 'trained here'} (order "
              f"{parser.config.parts.get('order', '1')}); {len(dev)} {args.treebank} dev "
              f"sentences, gold tags, {len(fractional)} of them with a fractional LP. CPU "
              "seconds on one core; `solve s`: HiGHS's time, summed over the sentences "
@@ -121,8 +129,7 @@ def main() -> None:
              "the share closed with at most one node; `diff`: the largest difference of "
              "the optimum from the first milp row's; `LP gap`: (LP value - optimum) / "
              "max(1, |optimum|), median and largest; `rounded optimal`: the share of them "
-             "whose rounded tree (the `lp` decoder's, after local search) is optimal. "
-             f"`uptime` at the end: {uptime()}.")
+             "whose rounded tree (the `lp` decoder's, after local search) is optimal.")
     columns = [("variant", "variant"), ("sentences", "sentences"), ("build_s", "build s"),
                ("solve_s", "solve s"), ("tokens_per_s", "tokens/s"),
                ("median_x_lp", "median x LP"), ("nodes_mean", "mean nodes"),
@@ -130,10 +137,6 @@ def main() -> None:
                ("diff", "diff"), ("lp_gap_median", "median LP gap"),
                ("lp_gap_max", "largest LP gap"), ("rounded_optimal", "rounded optimal"),
                ("load", "load")]
-    write_table(RESULTS / args.out, "Exact decoding with HiGHS on fractional LPs", rows,
+    write_table(args, args.out, "Exact decoding with HiGHS on fractional LPs", rows,
                 columns, notes)
 
-
-if __name__ == "__main__":
-    os.chdir(REPO)
-    main()

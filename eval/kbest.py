@@ -1,6 +1,6 @@
 """K-best oracle UAS and the cost of K-best decoding on a treebank's dev set.
 
-    python eval/kbest.py [--treebank en_ewt] [--train-sentences N] [--epochs E]
+    python -m eval run kbest [--treebank en_ewt] [--train-sentences N] [--epochs E] [--max-dev N]
 
 Trains an order-1 parser (ssg, mst, single root, gold tags) on the first N training
 sentences (all by default), scores every dev sentence once (``LinearModel.arc_scores``),
@@ -11,19 +11,18 @@ most correct heads), over all words and without punctuation (UPOS PUNCT). Times,
 core, the best of three passes over the dev set: decoding only (from the score
 matrices), and end to end as a user pays it (``Parser.parse_one`` against
 ``Parser.kbest``: scoring the sentence, decoding, labelling the trees). Writes
-``eval/results/kbest_<treebank>.{json,md}``.
+``kbest_<treebank>.{json,md}`` under ``--results``.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
 
 import numpy as np
 
-from _common import RESULTS, machine, single_thread, split, write_table
+from ._common import arguments, single_thread, split, write_table
 
 single_thread()
 
@@ -32,6 +31,9 @@ from polyparse.decoders.trees import chu_liu_edmonds  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 KS = (1, 5, 10)
+
+SMOKE = ["--treebank", "sample", "--train-sentences", "20", "--epochs", "1", "--max-dev", "10"]
+"""The smoke run: trained on 20 sentences of the sample, 10 dev sentences."""
 REPEATS = 3
 
 
@@ -51,14 +53,17 @@ def pipeline_time(run, sentences) -> float:
     return best_time(run, sentences)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--train-sentences", type=int, default=None, metavar="N",
                     help="train on the first N sentences (default: all)")
     ap.add_argument("--epochs", type=int, default=5)
-    args = ap.parse_args()
-    train, dev, how = split(args.treebank)
+    ap.add_argument("--max-dev", type=int, default=None, metavar="N",
+                    help="the first N dev sentences (default all)")
+    args = ap.parse_args(argv)
+    train, dev, how = split(args.ud, args.treebank)
+    dev = dev[:args.max_dev]
     train = train[:args.train_sentences]
     start = time.perf_counter()
     parser = Parser.train(train, TrainConfig(epochs=args.epochs, tokenizer=None),
@@ -103,10 +108,9 @@ def main() -> None:
              "end to end: Parser.kbest(sentence, K) against Parser.parse_one(sentence) "
              "(scoring, decoding, labels; UD rules off, as parse --kbest decodes without "
              "them). "
-             f"uptime load (1 min) before/after the timing: {load_before[0]:.2f} / "
-             f"{load_after[0]:.2f}. Command: python eval/kbest.py"
-             + "".join(f" {a}" for a in sys.argv[1:]))
-    write_table(RESULTS / f"kbest_{args.treebank}", f"K-best trees on {args.treebank} dev",
+             f"Load (1 min) before/after the timing: {load_before[0]:.2f} / "
+             f"{load_after[0]:.2f}.")
+    table = write_table(args, f"kbest_{args.treebank}", f"K-best trees on {args.treebank} dev",
                 rows, [("k", "K"), ("oracle_uas_all", "oracle UAS (all)"),
                        ("oracle_uas_no_punct", "oracle UAS (no punct)"),
                        ("mean_trees", "trees per sentence"), ("time_s", "decode time (s)"),
@@ -114,9 +118,5 @@ def main() -> None:
                        ("pipeline_s", "end to end (s)"),
                        ("relative_pipeline", "end to end / 1-best"),
                        ("load_1min_after", "load (1 min)")], notes)
-    print(open(RESULTS / f"kbest_{args.treebank}.md").read())
-    print(machine())
+    print(table.read_text())
 
-
-if __name__ == "__main__":
-    main()

@@ -7,24 +7,30 @@ as ``polyparse parse`` decodes it (:func:`polyparse.parser.cli.parser_for_parse`
 rules on, the model's default decoder and time limit) and by ``parse --kbest K``
 (:meth:`~polyparse.parser.pipeline.Parser.kbest`); a row counts the sentences whose first
 k-best tree has parse's heads and labels, and those whose parse tree reached the time
-limit. Writes ``eval/results/kbest_first.{md,json}`` (``--out`` for another stem).
+limit. With ``--train`` the models (and held-out parts) ``WORK`` lacks for ``--treebanks``
+and ``--orders`` are first made as ``defaults`` makes them (on the first ``--max-train``
+training sentences, all by default). Writes ``kbest_first.{md,json}`` under ``--results``
+(``--out`` for another stem).
 
-    python eval/kbest_first.py --work /tmp/polyparse-defaults
+    python -m eval run kbest_first --work /tmp/polyparse-defaults
+    python -m eval run kbest_first --work DIR --train --treebanks da_ddt --orders 1 2
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import tempfile
-from datetime import datetime, timezone
 from pathlib import Path
 
-from _common import RESULTS, revision, write_table
+from . import defaults
+from ._common import SAMPLE, arguments, folder, write_table
 
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.parser import cli
+
+SMOKE = ["--work", "{results}/work", "--train", "--ud", str(SAMPLE.parent), "--treebanks",
+         "sample", "--orders", "1", "--max-train", "20", "--max-sentences", "3"]
+"""The smoke run: an order-1 model trained on 20 sentences of the sample, 3 parsed."""
 
 COLUMNS = [("treebank", "treebank"), ("order", "order"), ("decoder", "decoder"),
            ("sentences", "sents"), ("same", "first k-best tree = parse's"),
@@ -47,39 +53,56 @@ def compare(model: Path, held: Path, k: int) -> dict:
             "time_limits": limited}
 
 
+def train_missing(args, work: Path) -> None:
+    """``defaults``'s model and held-out part of every ``--treebanks`` x ``--orders`` that
+    ``work`` lacks."""
+    for name in args.treebanks:
+        for order in args.orders:
+            model = work / "models" / f"{name}-{order}.npz"
+            if model.exists():
+                continue
+            model.parent.mkdir(parents=True, exist_ok=True)
+            train, _, _ = defaults.split(folder(args.ud, name), work / name,
+                                         args.max_sentences, args.max_train)
+            defaults.run("train", "--train", str(train), "--model", str(model),
+                         *defaults.order_flags(order), log=work / name / f"train-{order}.log")
+
+
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = arguments(__name__)
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "polyparse-defaults"),
                     help="eval/defaults.py's --work folder (its models and held-out parts)")
     ap.add_argument("--kbest", type=int, default=3, metavar="K", help="K (default 3)")
     ap.add_argument("--treebanks", nargs="+", default=None, metavar="NAME",
                     help="only these treebanks' models (default: every one there)")
-    ap.add_argument("--out", default="kbest_first", help="result stem under eval/results")
+    ap.add_argument("--train", action="store_true",
+                    help="first train the models of --treebanks and --orders WORK lacks")
+    ap.add_argument("--orders", nargs="+", choices=["1", "2", "full"], default=["1", "2"],
+                    help="with --train (default 1 2)")
+    ap.add_argument("--max-train", type=int, default=None, metavar="N",
+                    help="with --train: the first N training sentences (default all)")
+    ap.add_argument("--max-sentences", type=int, default=None, metavar="N",
+                    help="with --train: the first N held-out sentences (default all)")
+    ap.add_argument("--out", default="kbest_first", help="result stem under --results")
     args = ap.parse_args(argv)
     work = Path(args.work)
+    if args.train:
+        if not args.treebanks:
+            ap.error("--train needs --treebanks")
+        train_missing(args, work)
     models = [model for model in sorted((work / "models").glob("*-*.npz"))
               if args.treebanks is None or model.stem.rsplit("-", 1)[0] in args.treebanks]
     if args.kbest < 1 or not models:
         sys.exit(f"{work / 'models'}: no model of eval/defaults.py there" if not models
                  else "--kbest must be at least 1")
-    meta = {"command": " ".join(["python eval/kbest_first.py", *(argv or sys.argv[1:])]),
-            "revision": revision(),
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "load_before": [round(x, 2) for x in os.getloadavg()]}
     rows = []
     for model in models:
         treebank, order = model.stem.rsplit("-", 1)
         rows.append({"treebank": treebank, "order": order,
                      **compare(model, work / treebank / "held.conllu", args.kbest)})
         print(rows[-1], flush=True)
-    meta["load_after"] = [round(x, 2) for x in os.getloadavg()]
-    notes = (f"Command: `{meta['command']}` at revision {meta['revision']}, {meta['date']}; "
-             f"load average {meta['load_before']} before, {meta['load_after']} after. "
-             f"Models and held-out parts of eval/defaults.py; K = {args.kbest}; predicted "
+    notes = (f"Models and held-out parts of eval/defaults.py; K = {args.kbest}; predicted "
              "tags; the UD rules on; each model's default decoder and time limit.")
-    write_table(RESULTS / args.out, "--kbest's first tree against parse's (issue 41)", rows,
-                COLUMNS, notes, meta=meta)
+    write_table(args, args.out, "--kbest's first tree against parse's (issue 41)", rows,
+                COLUMNS, notes)
 
-
-if __name__ == "__main__":
-    main()

@@ -2,10 +2,12 @@
 
 One command::
 
-    python eval/lemmatizer_bench.py [--out eval/results/lemmatizer] [--jackknife 10]
-                                    [--no-clusters] [--ud DIR]
+    python -m eval run lemmatizer_bench [--out lemmatizer] [--jackknife 10] [--no-clusters]
+                                        [--ud DIR] [--treebanks en_ewt tr_imst sl_ssj]
+                                        [--max-train N]
 
-For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%), as
+For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%;
+``--treebanks``; the first ``--max-train`` training sentences), as
 ``polyparse train`` does: fits :class:`parser.tagging.Tagger` (default parameters, word
 clusters where spaCy has them unless ``--no-clusters``, seed 0) on the training
 sentences, re-tags them by ``--jackknife``-fold cross-tagging, fits
@@ -16,21 +18,18 @@ evaluator) overall and on forms seen / not seen in training, the same lemmatizer
 the gold tags of the held-out sentences, a baseline (each form's most frequent lemma in
 training, the form itself for unseen forms), the lemmatizer's fitting time (CPU seconds),
 its speed (words per CPU second on one core, after a warm-up), and the load average.
-Writes ``OUT.json`` and ``OUT.md``.
+Writes ``OUT.json`` and ``OUT.md`` under ``--results``.
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
-import _common
-from _common import REPO, single_thread, split, word_clusters, write_table
+from ._common import (arguments, require_treebanks, single_thread, split, treebanks_argument,
+                      word_clusters, write_table)
 
 single_thread()   # one core, as the figures are stated
 
@@ -41,6 +40,9 @@ from polyparse.parser.tagging import Lemmatizer, Tagger, jackknife  # noqa: E402
 
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
 TARGETS = {"en_ewt": 97.0}   # issue 11: lemma accuracy with predicted tags, gold tokens
+
+SMOKE = ["--treebanks", "sample", "--max-train", "40", "--jackknife", "2", "--no-clusters"]
+"""The smoke run: 40 sentences of the sample, 2 folds."""
 
 logger = logging.getLogger("lemmatizer_bench")
 
@@ -70,9 +72,11 @@ def most_frequent(train: list[Sentence], test: list[Sentence]) -> list[tuple[str
     return [tuple(s.forms[:1]) + tuple(best.get(f, f) for f in s.forms[1:]) for s in test]
 
 
-def run(name: str, folds: int, clusters: str | None) -> dict:
+def run(args, name: str, clusters: str | None) -> dict:
+    folds = args.jackknife
     load_before = os.getloadavg()
-    train, held_out, how = split(name, require_tree=False)
+    train, held_out, how = split(args.ud, name, require_tree=False)
+    train = train[:args.max_train]
     table = read_word_clusters(clusters) if clusters else None
     tagger = Tagger(clusters=table).fit(train, epochs=TAGGER_EPOCHS, seed=0)
     jackknifed = jackknife(train, folds, epochs=TAGGER_EPOCHS, seed=0, clusters=table)
@@ -105,24 +109,20 @@ def run(name: str, folds: int, clusters: str | None) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=str(REPO / "eval" / "results" / "lemmatizer"),
-                        help="output path without extension (default: %(default)s)")
+    parser = arguments(__name__)
+    parser.add_argument("--out", default="lemmatizer", help="result name under --results")
+    treebanks_argument(parser, TREEBANKS)
+    parser.add_argument("--max-train", type=int, default=None, metavar="N",
+                        help="the first N training sentences (default all)")
     parser.add_argument("--jackknife", type=int, default=10, metavar="K",
                         help="folds of the cross-tagging of the training set (default 10)")
     parser.add_argument("--no-clusters", action="store_true",
                         help="no word clusters in the tagger")
-    parser.add_argument("--ud", metavar="DIR", default=None,
-                        help="folder of the UD treebanks (default: %s)" % _common.UD)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    if args.ud:
-        _common.UD = Path(args.ud)
-    missing = [name for name in TREEBANKS if not (_common.UD / name / "train.conllu").exists()]
-    if missing:
-        parser.error(f"treebanks not found under {_common.UD}: {', '.join(missing)}")
-    results = [run(name, args.jackknife, None if args.no_clusters else word_clusters(name))
-               for name in TREEBANKS]
+    require_treebanks(parser, args.ud, args.treebanks)
+    results = [run(args, name, None if args.no_clusters else word_clusters(name))
+               for name in args.treebanks]
     for r in results:
         if r["treebank"] in TARGETS:
             r["target"] = (f">= {TARGETS[r['treebank']]}: "
@@ -136,17 +136,14 @@ def main(argv: list[str] | None = None) -> int:
              "Fit: CPU seconds of `Lemmatizer.fit` after a warm-up (tagger and jackknifing not "
              "included); "
              "speed: `Lemmatizer.predict`, words per CPU second on one core after a warm-up. "
-             "Load: `uptime`'s 1-minute load average before and after the treebank's run "
+             "Load: the 1-minute load average before and after the treebank's run "
              "(the machine has 2 cores, shared).")
     columns = [("treebank", "treebank"), ("split", "split"), ("clusters", "clusters"),
                ("accuracy", "lemmas"), ("seen", "seen"), ("unseen", "unseen"),
                ("unseen_share", "unseen %"), ("gold_tags", "gold tags"),
                ("baseline", "baseline"), ("rules", "rules"), ("fit_seconds", "fit (s)"),
                ("words_per_s", "words/s"), ("load", "load"), ("target", "target")]
-    write_table(Path(args.out), "Lemmatizer (issue 11)", results, columns, notes)
-    print(Path(args.out).with_suffix(".md").read_text())
+    table = write_table(args, args.out, "Lemmatizer (issue 11)", results, columns, notes)
+    print(table.read_text())
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,10 +2,11 @@
 
 One command::
 
-    python eval/long_sentences.py [--train N] [--train2 N] [--models DIR] [--ud DIR]
-                                  [--out eval/results/long_sentences]
+    python -m eval run long_sentences [--treebank en_ewt] [--train N] [--train2 N]
+                                      [--models DIR] [--ud DIR] [--out long_sentences]
 
-Trains (or, with ``--models DIR``, reuses from DIR) two small models on en_ewt training
+Trains (or, with ``--models DIR``, reuses from DIR) two small models on en_ewt
+(``--treebank``) training
 sentences: an order-1 model with its tokenizer and tagger (``polyparse train``
 defaults, 2 epochs) on the first ``--train`` (default 300), and an order-2 model
 (pruned to 5 heads, ILP, 1 epoch, no tagger) on the first ``--train2`` (default 100). Then, each command in a child process of its own, as a user runs it
@@ -23,14 +24,13 @@ defaults, 2 epochs) on the first ``--train`` (default 300), and an order-2 model
 
 Targets (issue 11): 1 in <= 60 s and <= 2 GB, 2 in <= 60 s, 3 in <= 30 s with the
 fallback counted. Each command is run once on a 5-word input first, so that numba's
-compilation (once per installation, into its cache) is not counted. Writes
-``OUT.json`` and ``OUT.md`` with the machine and the load average before and after each
-command.
+compilation (once per installation, into its cache) is not counted (``--no-warm-up``: not). Writes
+``OUT.json`` and ``OUT.md`` under ``--results`` with the load average before and after
+each command.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -38,13 +38,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import RESULTS, UD, machine, single_thread
+from ._common import POLYPARSE, arguments, folder as treebank_folder, single_thread, write_result
 
 single_thread()
 
 from polyparse.corpora.conllu_io import read_conllu, read_treebank  # noqa: E402
 
 PUNCT = "PUNCT"
+
+SMOKE = ["--treebank", "sample", "--train", "20", "--train2", "10", "--words", "200",
+         "--gap-words", "20", "--time-limit", "2"]
+"""The smoke run: models of 20 and 10 sample sentences, inputs of 200 and 20 words."""
 
 # Runs ``argv`` and prints its wall time, its CPU time and peak RSS (KiB), children included.
 _MEASURE = """
@@ -60,11 +64,12 @@ print(json.dumps({"rc": code, "seconds": time.perf_counter() - start,
 
 def long_sentence(sentences, n_words: int) -> str:
     """One CoNLL-U sentence of the first ``n_words`` words of ``sentences``, renumbered:
-    the root word of the first sentence stays the root, those of the others (and words
-    whose head was cut off at the end) become its dependents, so the file has a tree."""
+    the root word of the first sentence stays the root (its last word kept, where the
+    root is cut off), those of the others (and words whose head was cut off at the end)
+    become its dependents, so the file has a tree."""
     lines, offset = [f"# sent_id = long-{n_words}"], 0
     first = sentences[0]
-    root = int(first.heads[1:].tolist().index(0)) + 1
+    root = min(int(first.heads[1:].tolist().index(0)) + 1, n_words)
     for sentence in sentences:
         take = min(len(sentence), n_words - offset)
         if take <= 0:
@@ -104,15 +109,16 @@ def measure(argv: list[str], name: str) -> dict:
     return result
 
 
-def train_models(folder: Path, ud: Path, n_train: int, n_train2: int) -> tuple[Path, Path]:
-    with open(ud / "en_ewt" / "train.conllu", encoding="utf-8") as source:
+def train_models(folder: Path, source_folder: Path, n_train: int, n_train2: int
+                 ) -> tuple[Path, Path]:
+    with open(source_folder / "train.conllu", encoding="utf-8") as source:
         blocks = source.read().split("\n\n")
     for n in (n_train, n_train2):
         if not (folder / f"train{n}.conllu").exists():
             (folder / f"train{n}.conllu").write_text("\n\n".join(blocks[:n]) + "\n\n",
                                                     encoding="utf-8")
     order1, order2 = folder / f"order1_{n_train}.npz", folder / f"order2_{n_train2}.npz"
-    polyparse = [sys.executable, "-m", "polyparse.parser.cli"]
+    polyparse = POLYPARSE
     if not order1.exists():
         subprocess.run(polyparse + ["train", "--train", str(folder / f"train{n_train}.conllu"),
                                     "--model", str(order1), "--epochs", "2"], check=True)
@@ -124,8 +130,9 @@ def train_models(folder: Path, ud: Path, n_train: int, n_train2: int) -> tuple[P
     return order1, order2
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
+    ap.add_argument("--treebank", default="en_ewt", help="default en_ewt")
     ap.add_argument("--train", type=int, default=300,
                     help="training sentences of the order-1 model (default 300)")
     ap.add_argument("--train2", type=int, default=100,
@@ -134,23 +141,25 @@ def main() -> None:
     ap.add_argument("--words", type=int, default=3000, help="words of the long inputs")
     ap.add_argument("--gap-words", type=int, default=300)
     ap.add_argument("--time-limit", type=float, default=10.0)
-    ap.add_argument("--ud", type=Path, default=UD, help=f"the shared UD folder (default {UD})")
-    ap.add_argument("--out", type=Path, default=RESULTS / "long_sentences")
-    args = ap.parse_args()
+    ap.add_argument("--out", default="long_sentences", help="result name under --results")
+    args = ap.parse_args(argv)
+    source = treebank_folder(args.ud, args.treebank)
+    if not (source / "dev.conllu").is_file():
+        ap.error(f"{source / 'dev.conllu'} not found")
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         folder = Path(args.models) if args.models else tmp
         folder.mkdir(parents=True, exist_ok=True)
-        order1, order2 = train_models(folder, args.ud, args.train, args.train2)
-        dev = read_treebank(args.ud / "en_ewt" / "dev.conllu", require_tree=True)
+        order1, order2 = train_models(folder, source, args.train, args.train2)
+        dev = read_treebank(source / "dev.conllu", require_tree=True)
         conllu = tmp / "long.conllu"
         conllu.write_text(long_sentence(dev, args.words), encoding="utf-8")
         text = tmp / "long.txt"
         text.write_text(raw_line(dev, args.words), encoding="utf-8")
         medium = tmp / "medium.conllu"
         medium.write_text(long_sentence(dev, args.gap_words), encoding="utf-8")
-        polyparse = [sys.executable, "-m", "polyparse.parser.cli"]
+        polyparse = POLYPARSE
         # numba compiles the kernels into its cache on first use: not part of the figures
         tiny = tmp / "tiny.conllu"
         tiny.write_text(long_sentence(dev, 5), encoding="utf-8")
@@ -192,12 +201,7 @@ def main() -> None:
                          f"{record['time_lp']:.1f} s, time_ilp {record['time_ilp']:.1f} s")
         rows.append(row)
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps({"machine": machine(), "rows": rows},
-                                                        indent=2))
-    lines = ["# Long sentences and time limits (issue 11)", "",
-             f"Machine: {machine()}", "",
-             f"Models trained on en_ewt train sentences (order 1: the first {args.train}, "
+    lines = [f"Models trained on {args.treebank} train sentences (order 1: the first {args.train}, "
              f"tokenizer, tagger, 2 epochs; order 2: the first {args.train2}, pruned to 5 "
              "heads, ILP, 1 epoch). Each command runs in a child process: wall time and peak RSS "
              "include starting Python and loading the model. Load: `os.getloadavg()` "
@@ -211,10 +215,10 @@ def main() -> None:
                      f"{row['max_rss_kib'] / 1024:.0f} | {row['load_before']:.2f} / "
                      f"{row['load_after']:.2f} | {row['detail']} |")
     lines += ["", "Commands (paths of the temporary files shortened):", ""]
-    lines += [f"- `{row['command'].replace(str(tmp), '$TMP')}`" for row in rows]
-    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    shown = [row["command"].replace(str(tmp), "$TMP").replace(" ".join(POLYPARSE), "polyparse")
+             for row in rows]
+    lines += [f"- `{command}`" for command in shown]
+    table = write_result(args, args.out, "Long sentences and time limits (issue 11)",
+                         {"rows": rows}, lines)
+    print(table.read_text())
 
-
-if __name__ == "__main__":
-    main()

@@ -2,7 +2,7 @@
 
 One command::
 
-    python eval/orders.py [--epochs 3] [--treebanks en_ewt tr_imst sl_ssj da_ddt]
+    python -m eval run orders [--epochs 3] [--treebanks en_ewt tr_imst sl_ssj da_ddt]
                           [--orders 1 2 full] [--max-train N] [--max-dev N] [--jobs 2]
                           [--models DIR] [--train-decoder ilp|default|NAME]
                           [--train-option NAME=VALUE ...]
@@ -12,20 +12,20 @@ For each treebank and order (1, 2, full) one model is trained (SSG-eta with eta 
 i.e. LP-relaxed loss-augmented inference, pruned to --max-heads heads per word) and
 evaluated with the exact ILP, with LP + MST rounding + local search, and with LP + MST
 rounding alone (``--decoders``): UAS, LAS (all words),
-tokens/s (one core) and training time. Writes ``eval/results/orders.{json,md}`` after
-every row. With ``--models DIR`` every model is kept as ``DIR/TREEBANK-ORDER.npz`` (and
-checkpointed there after every epoch), for ``polyparse gap`` to measure ILP times on.
+tokens/s (one core) and training time. Writes ``orders.{json,md}`` (``--out``) under
+``--results`` after every row. With ``--models DIR`` every model is kept as
+``DIR/TREEBANK-ORDER.npz`` (and checkpointed there after every epoch), for ``polyparse
+gap`` to measure ILP times on.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
-from _common import RESULTS, single_thread, treebank, write_table
+from ._common import (arguments, require_treebanks, single_thread, treebank, treebanks_argument,
+                      write_table)
 
 single_thread()
 
@@ -42,6 +42,10 @@ DECODERS = {"ilp": ("ilp", {}), "lp": ("lp", {}), "lp-mst": ("lp", {"search": Fa
             "ad3-lazy": ("ad3", {"rounds": None}),
             "ad3-exact": ("ad3-exact", {})}
 
+SMOKE = ["--treebanks", "sample", "--orders", "1", "2", "--epochs", "1", "--max-train", "20",
+         "--max-dev", "5", "--decoders", "ilp", "lp", "ad3"]
+"""The smoke run: orders 1 and 2 on 20 sentences of the sample, 5 dev sentences."""
+
 
 def evaluate(parser: Parser, dev, decoder: str) -> dict:
     name, options = DECODERS[decoder]
@@ -54,10 +58,10 @@ def evaluate(parser: Parser, dev, decoder: str) -> dict:
             "tokens_per_s": sum(len(s) for s in dev) / seconds}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--epochs", type=int, default=3)
-    ap.add_argument("--treebanks", nargs="+", default=["en_ewt", "tr_imst", "sl_ssj", "da_ddt"])
+    treebanks_argument(ap, ["en_ewt", "tr_imst", "sl_ssj", "da_ddt"])
     ap.add_argument("--orders", nargs="+", default=["1", "2", "full"])
     ap.add_argument("--max-train", type=int, default=None)
     ap.add_argument("--max-dev", type=int, default=None)
@@ -95,16 +99,16 @@ def main() -> None:
     ap.add_argument("--labeled-pruner", action="store_true",
                     help="a labeled first-order pruner (default: unlabeled, as polyparse "
                          "train)")
-    ap.add_argument("--out", default=str(RESULTS / "orders"))
-    args = ap.parse_args()
+    ap.add_argument("--out", default="orders", help="result name under --results")
+    args = ap.parse_args(argv)
+    require_treebanks(ap, args.ud, args.treebanks)
     models = Path(args.models) if args.models else None
     lambda_option = {} if args.lambda_ is None else {"lambda_": args.lambda_}
     if models:
         models.mkdir(parents=True, exist_ok=True)
     rows = []
     for name in args.treebanks:
-        train, dev = treebank(name)
-        train, dev = train[:args.max_train], dev[:args.max_dev]
+        train, dev = treebank(args.ud, name, args.max_train, args.max_dev)
         for order in args.orders:
             train_decoder = (default_decoder({"order": order})
                              if args.train_decoder == "default" else args.train_decoder)
@@ -140,7 +144,7 @@ def main() -> None:
                              "jobs": args.jobs, "train_decoder": trained_with,
                              **evaluate(parser, dev, decoder)})
                 print(rows[-1], flush=True)
-                write(Path(args.out), rows, args)
+                write(rows, args)
 
 
 def train_options(decoder: str, pairs: list[str]) -> dict:
@@ -156,25 +160,20 @@ def train_options(decoder: str, pairs: list[str]) -> dict:
     return options
 
 
-def write(out: Path, rows: list[dict], args) -> None:
-    write_table(out, "Model order x decoder (ICML 2009, experiment 1)", rows,
+def write(rows: list[dict], args) -> None:
+    write_table(args, args.out, "Model order x decoder (ICML 2009, experiment 1)", rows,
                 [("treebank", "treebank"), ("order", "order"), ("decoder", "decoder"),
                  ("uas", "UAS"), ("las", "LAS"), ("tokens_per_s", "tokens/s"),
                  ("epochs", "epochs"), ("train_minutes", "train min"),
                  ("train_decoder", "trained with"),
                  ("train_sentences", "train sents")],
-                notes=f"Command: `python eval/orders.py {' '.join(sys.argv[1:])}`. "
-                      f"SSG-eta (eta = 1, lambda "
+                notes=f"SSG-eta (eta = 1, lambda "
                       f"{'1e-5 (default)' if args.lambda_ is None else args.lambda_}), "
                       f"features {'with' if args.morphology else 'without'} morphology "
                       f"(XPOS|FEATS), mini-batches of "
                       f"{args.batch or args.jobs} on {args.jobs} process(es), "
                       f"pruned to {args.max_heads} heads per word by a "
                       f"{'labeled' if args.labeled_pruner else 'unlabeled'} first-order "
-                      "model; load (1 min) when "
-                      f"written: {os.getloadavg()[0]:.2f}; scores over all words, "
+                      "model; scores over all words, "
                       "gold tags; tokens/s on one core.")
 
-
-if __name__ == "__main__":
-    main()

@@ -2,13 +2,15 @@
 
 One command::
 
-    python eval/parse_speed.py [--treebank en_ewt] [--max-train 3000] [--epochs 2]
-                               [--max-heads 5] [--model PATH] [--decoders ad3,lp]
-                               [--out NAME] [--repeat K]
+    python -m eval run parse_speed [--treebank en_ewt] [--max-train 3000] [--epochs 2]
+                                   [--max-heads 5] [--model PATH] [--decoders ad3,lp]
+                                   [--max-dev N] [--out NAME] [--repeat K]
 
 Trains an order-2 model on the gold tags of ``--max-train`` training sentences (SSG with
 the ``ad3`` decoder, pruned to ``--max-heads`` heads per word; with ``--model``, loads it
-from there if the file exists, else saves it there), then parses the whole dev set,
+from there if the file exists, else saves it there; by default
+``RESULTS/tmp/parse_speed_<treebank>.npz``), then parses the dev set (its first
+``--max-dev`` sentences),
 CoNLL-U in, CoNLL-U out, with each decoder, one core (OMP/BLAS/numba threads 1), three
 times:
 
@@ -21,15 +23,14 @@ times:
 * the same with every stage's function wrapped by a CPU timer (exclusive time: a stage's
   time excludes the stages called inside it), the breakdown.
 
-Writes ``eval/results/parse_speed_<treebank>.{json,md}`` (``--out`` to name it
-otherwise) with dev UAS/LAS, a digest of the output trees (equal digests: the same trees
-and labels), the command and ``uptime``'s load (the machine is shared: CPU time, not
-wall time). The parsed files stay in ``$TMPDIR/parse_speed/``.
+Writes ``parse_speed_<treebank>.{json,md}`` (``--out`` to name it otherwise) under
+``--results`` with dev UAS/LAS, a digest of the output trees (equal digests: the same
+trees and labels) and the load (the machine is shared: CPU time, not wall time). The
+parsed files stay in ``RESULTS/tmp/parse_speed/``.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import subprocess
@@ -40,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import REPO, RESULTS, UD, single_thread, treebank, uptime, write_table
+from ._common import POLYPARSE, arguments, folder, single_thread, treebank, write_table
 
 single_thread()
 
@@ -56,9 +57,12 @@ from polyparse.learning.model import LinearModel  # noqa: E402
 from polyparse.parser.evaluate import attachment_scores  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
+SMOKE = ["--treebank", "sample", "--max-train", "20", "--epochs", "1", "--max-dev", "10"]
+"""The smoke run: trained on 20 sentences of the sample, 10 dev sentences parsed."""
+
 STAGES = [
     # (stage, owner, attribute): the function whose exclusive CPU time is the stage's
-    ("writing", conllu_io, "_write"),
+    ("writing", conllu_io, "write_conllu"),
     ("feature encoding", Vocabulary, "encode"),
     ("pruning: arc scores", FeatureExtractor, "arc_scores"),
     ("pruning: label scores", FeatureExtractor, "best_label_scores"),
@@ -133,13 +137,13 @@ def parse_file(parser: Parser, dev: Path, out: Path, timer: StageTimer | None = 
     sentences = read_conllu(dev)
     if timer is not None:
         sentences = timer.iterate("reading", sentences)
-    write_conllu(parser.parse(sentences), out)
+    conllu_io.write_conllu(parser.parse(sentences), out)    # wrapped when timed
     return time.process_time() - start
 
 
 def run_cli(model: Path, dev: Path, out: Path, decoder: str) -> dict:
     """``polyparse parse`` in a child process: its CPU seconds and peak memory."""
-    command = [sys.executable, "-m", "polyparse.parser.cli", "parse", "--model", str(model),
+    command = [*POLYPARSE, "parse", "--model", str(model),
                "--input", str(dev), "--output", str(out), "--decoder", decoder]
     start = time.perf_counter()
     child = subprocess.Popen(command, env=dict(os.environ))
@@ -164,11 +168,11 @@ def digest(path: Path) -> str:
 def model_for(args) -> tuple[Path, str]:
     """The model file (trained and saved first unless ``--model`` exists) and how it was
     made."""
-    path = Path(args.model or Path(tempfile.gettempdir()) / f"parse_speed_{args.treebank}.npz")
+    path = Path(args.model or args.results / "tmp" / f"parse_speed_{args.treebank}.npz")
     if path.exists():
         return path, f"loaded from {path}"
-    train, _ = treebank(args.treebank)
-    train = train[:args.max_train]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    train, _ = treebank(args.ud, args.treebank, args.max_train)
     config = TrainConfig(trainer="ssg", decoder="ad3", epochs=args.epochs,
                          parts={"order": "2"}, pruner={"max_heads": args.max_heads},
                          tokenizer=None, tagger=None, lemmatizer=None)
@@ -179,8 +183,8 @@ def model_for(args) -> tuple[Path, str]:
                   f"{args.max_heads} heads, saved to {path}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--max-train", type=int, default=3000)
     ap.add_argument("--epochs", type=int, default=2)
@@ -188,16 +192,28 @@ def main() -> None:
     ap.add_argument("--model", default=None,
                     help="model file: loaded if it exists, else the trained model is saved")
     ap.add_argument("--decoders", default="ad3,lp")
+    ap.add_argument("--max-dev", type=int, default=None, metavar="N",
+                    help="the first N dev sentences (default all)")
     ap.add_argument("--out", default=None, help="result name (default parse_speed_<treebank>)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="in-process parses per decoder, the decoders taking turns")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     model_path, how = model_for(args)
-    dev_path = UD / args.treebank / "dev.conllu"
+    dev_path = folder(args.ud, args.treebank) / "dev.conllu"
+    outputs = args.results / "tmp" / "parse_speed"
+    outputs.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.max_dev is not None:
+            cut = Path(tmp) / "dev.conllu"
+            write_conllu(list(read_conllu(dev_path))[:args.max_dev], cut)
+            dev_path = cut
+        measure(args, model_path, how, dev_path, outputs)
+
+
+def measure(args, model_path: Path, how: str, dev_path: Path, outputs: Path) -> None:
+    """Parse ``dev_path`` with the model each way, each decoder; write the table."""
     gold = list(read_conllu(dev_path))
     tokens = sum(len(s) for s in gold)
-    outputs = Path(tempfile.gettempdir()) / "parse_speed"
-    outputs.mkdir(exist_ok=True)
 
     def output(decoder: str) -> Path:
         return outputs / f"{args.treebank}_{decoder}.conllu"
@@ -252,17 +268,15 @@ def main() -> None:
             for r in rows) + " |")
     breakdown.append("| total (instrumented) | " + " | ".join(
         f"{r['timed_cpu_s']:.2f}" for r in rows) + " |")
-    load = uptime()
-    command = "python eval/parse_speed.py " + " ".join(sys.argv[1:])
     order = parser.config.order
-    notes = (f"Command: `{command}`. Treebank {args.treebank}: order-{order} model {how}. Dev: "
+    notes = (f"Treebank {args.treebank}: order-{order} model {how}. Dev: "
              f"{len(gold)} sentences, {tokens} tokens, gold tags. One core (OMP/BLAS/numba "
              "threads 1), CPU seconds. `tokens/s`: `write_conllu(parser.parse(read_conllu("
              "dev)), out)` in one process with the model loaded and the kernels warm. "
              "`polyparse parse`: the command as a child process, everything included "
              "(imports, loading the model and the cached kernels), and its peak resident "
-             f"memory. `load`: 1-minute load average before and after; `uptime` at the end: "
-             f"{load}. UAS and LAS over all words, punctuation included; `trees`: digest of "
+             "memory. `load`: 1-minute load average before and after. UAS and LAS over all "
+             "words, punctuation included; `trees`: digest of "
              "the output's HEAD and DEPREL columns. With `--repeat K` the in-process parse runs K "
              "times per decoder, the decoders taking turns (the machine's speed drifts "
              "by tens of percent over minutes): `tokens/s` from the median CPU time, "
@@ -272,12 +286,7 @@ def main() -> None:
                ("cli_tokens_per_s", "polyparse parse tokens/s"),
                ("cli_cpu_s", "polyparse parse CPU s"), ("cli_peak_mb", "peak MB"),
                ("uas", "UAS"), ("las", "LAS"), ("digest", "trees"), ("load", "load")]
-    out = RESULTS / (args.out or f"parse_speed_{args.treebank}")
-    write_table(out, f"Parsing speed end to end, order {order}", rows, columns, notes)
-    with out.with_suffix(".md").open("a") as md:
-        md.write("\n".join(breakdown) + "\n")
+    write_table(args, args.out or f"parse_speed_{args.treebank}",
+                f"Parsing speed end to end, order {order}", rows, columns, notes,
+                after="\n".join(breakdown))
 
-
-if __name__ == "__main__":
-    os.chdir(REPO)
-    main()

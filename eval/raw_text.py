@@ -2,11 +2,12 @@
 
 One command::
 
-    python eval/raw_text.py [--epochs 10] [--max-train N] [--models DIR [--reuse]]
-                            [--no-clusters] [--out eval/results/raw_text]
+    python -m eval run raw_text [--treebanks en_ewt tr_imst sl_ssj] [--epochs 10]
+                                [--max-train N] [--max-dev N] [--models DIR [--reuse]]
+                                [--no-clusters] [--out raw_text]
 
 For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%,
-``eval/_common.treebank``), trains one model file's worth (:meth:`Parser.train`: the
+``_common.split``; ``--treebanks``), trains one model file's worth (:meth:`Parser.train`: the
 tokenizer on the ``# text`` comments, the tagger, and the order-1 parser on tags
 jackknifed in 10 folds, without lemmas) on the training sentences (the first
 ``--max-train`` of them if given). The tagger of a language with Brown clusters in
@@ -24,12 +25,11 @@ Throughput (the first treebank only): ``polyparse parse --format text`` on the h
 text, end to end as a user runs it (process start, model loading, tokenizing, tagging,
 parsing, writing), with ``--jobs 1`` and ``--jobs 2``, checking that both outputs are
 the same bytes; and the in-process :meth:`Parser.parse_text` in CPU seconds of one core.
-Writes ``OUT.json`` and ``OUT.md``.
+Writes ``OUT.json`` and ``OUT.md`` under ``--results``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
@@ -41,7 +41,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from _common import REPO, RESULTS, single_thread, treebank, word_clusters, write_table
+from ._common import (POLYPARSE, REPO, arguments, require_treebanks, single_thread, split,
+                      treebanks_argument, word_clusters, write_table)
 
 single_thread()
 
@@ -50,6 +51,11 @@ from polyparse.parser.evaluate import attachment_scores, conll18_scores  # noqa:
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
+
+SMOKE = ["--treebanks", "sample", "--max-train", "30", "--max-dev", "10", "--epochs", "1",
+         "--jackknife", "2", "--tagger-epochs", "1", "--copies", "1", "--repeats", "1",
+         "--no-clusters"]
+"""The smoke run: one epoch on 30 sentences of the sample, 10 held out."""
 log = logging.getLogger("raw_text")
 
 
@@ -62,7 +68,7 @@ def upos_accuracy(gold, predicted) -> float:
 def cli_seconds(model: Path, text_file: Path, out: Path, jobs: int) -> tuple[float, float]:
     """Wall-clock and CPU seconds (the process and its workers) of ``polyparse parse
     --format text --jobs N``."""
-    command = [sys.executable, "-m", "polyparse.parser.cli", "-q", "parse", "--model", str(model),
+    command = [*POLYPARSE, "-q", "parse", "--model", str(model),
                "--input", str(text_file), "--format", "text", "--jobs", str(jobs),
                "--output", str(out)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -131,11 +137,8 @@ def trained_parser(name: str, train, config: TrainConfig, args) -> tuple[Parser,
 
 
 def run(name: str, args) -> dict:
-    train, held_out = treebank(name)
-    split = "train -> dev" if (REPO.parent / "shared" / "ud" / name / "dev.conllu").exists() \
-        else "train 80% -> 20%"
-    if args.max_train:
-        train = train[:args.max_train]
+    train, held_out, how = split(args.ud, name)
+    train, held_out = train[:args.max_train], held_out[:args.max_dev]
     clusters = None if args.no_clusters else word_clusters(name)
     config = TrainConfig(epochs=args.epochs, seed=0, jackknife=args.jackknife,
                          tagger={"epochs": args.tagger_epochs,
@@ -148,7 +151,7 @@ def run(name: str, args) -> dict:
     parsed = parser.parse_text(text, id_prefix=f"{name}-")
     scores = conll18_scores(held_out, parsed).to_json()
     tagged = parser.tag(held_out)
-    row = {"treebank": name, "split": split, "train_sentences": len(train),
+    row = {"treebank": name, "split": how, "train_sentences": len(train),
            "clusters": f"spaCy {name.split('_')[0]}" if clusters else "-",
            "held_out_sentences": len(held_out), "epochs": args.epochs,
            "train_min": train_seconds / 60, "conll18": scores,
@@ -179,11 +182,13 @@ COLUMNS = [("treebank", "treebank"), ("split", "split"), ("train_sentences", "tr
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--treebanks", nargs="+", default=list(TREEBANKS), choices=TREEBANKS)
+    ap = arguments(__name__)
+    treebanks_argument(ap, TREEBANKS)
     ap.add_argument("--epochs", type=int, default=10, help="parser epochs (default 10)")
     ap.add_argument("--max-train", type=int, default=None, metavar="N",
                     help="train on the first N training sentences only")
+    ap.add_argument("--max-dev", type=int, default=None, metavar="N",
+                    help="the first N held-out sentences (default all)")
     ap.add_argument("--jackknife", type=int, default=10, metavar="K")
     ap.add_argument("--tagger-epochs", type=int, default=8)
     ap.add_argument("--bits", type=int, default=None)
@@ -202,15 +207,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reuse", action="store_true",
                     help="load a model from --models instead of training it again when it "
                          "was trained with the same settings (its training time is kept)")
-    ap.add_argument("--out", default=str(RESULTS / "raw_text"))
+    ap.add_argument("--out", default="raw_text", help="result name under --results")
     args = ap.parse_args(argv)
+    require_treebanks(ap, args.ud, args.treebanks)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     rows = [run(name, args) for name in args.treebanks]
-    command = "python eval/raw_text.py " + " ".join(sys.argv[1:] if argv is None else argv)
     notes = (
-        f"Command: `{command.strip()}`"
-        + (" (models trained by an earlier run with the same settings; *train min* is "
-           "theirs)" if args.reuse else "") + ". Each model: tokenizer (default options), tagger "
+        ("Models trained by an earlier run with the same settings; *train min* is "
+           "theirs. " if args.reuse else "") + "Each model: tokenizer (default options), tagger "
         f"({args.tagger_epochs} epochs; with the Brown clusters of spaCy's lookups data "
         "where the *word clusters* column says so) and order-1 parser (SSG, MST, "
         f"{args.epochs} epochs, "
@@ -234,9 +238,7 @@ def main(argv: list[str] | None = None) -> None:
            "jobs, so wall-clock figures depend on them. Outputs of --jobs 1 and 2 "
            f"identical: {rows[0]['jobs_outputs_identical']}" if "startup_s" in rows[0]
            else ")") + ".")
-    write_table(Path(args.out), "Parsing from raw text (issues 4 and 11)", rows, COLUMNS, notes)
-    print(Path(args.out).with_suffix(".md").read_text())
+    table = write_table(args, args.out, "Parsing from raw text (issues 4 and 11)", rows, COLUMNS,
+                        notes)
+    print(table.read_text())
 
-
-if __name__ == "__main__":
-    main()

@@ -7,27 +7,29 @@ eval/defaults.py trains on (a tenth held out where there is no dev), and the hel
 part is parsed with gold tags, the UD rules on and off, each sentence timed by
 ``Parser.analyze`` after the parser's warm-up. A row: training wall seconds, UAS and LAS
 (all words) and tokens per second under both, and the sentences that reached the time
-limit. Writes ``eval/results/relaxed_iterations.{md,json}``.
+limit. ``--max-train`` and ``--max-sentences`` cut the training and held-out parts.
+Writes ``relaxed_iterations.{md,json}`` under ``--results``.
 
-    python eval/relaxed_iterations.py --treebanks da_ddt sv_talbanken
+    python -m eval run relaxed_iterations --treebanks da_ddt sv_talbanken
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
 import tempfile
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-from _common import RESULTS, UD, revision, write_table
-from defaults import run, split, timed_analyses, warm_training
+
+from ._common import SAMPLE, arguments, folder as treebank_folder, require_treebanks, write_table
+from .defaults import run, split, timed_analyses, warm_training
 
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.parser.evaluate import attachment_scores
 from polyparse.parser.pipeline import Parser
+
+SMOKE = ["--ud", str(SAMPLE.parent), "--treebanks", "sample", "--iterations", "10",
+         "--max-train", "20", "--max-sentences", "3", "--work", "{results}/work"]
+"""The smoke run: 10 AD3 iterations, trained on 20 sentences of the sample, 3 parsed."""
 
 COLUMNS = [("treebank", "treebank"), ("iterations", "relaxed AD3 iterations"),
            ("train_s", "train s"), ("uas", "UAS rules"), ("las", "LAS rules"),
@@ -48,24 +50,24 @@ def parsed(model: Path, gold: list, rules: bool) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--ud", default=str(UD), metavar="DIR")
+    ap = arguments(__name__)
     ap.add_argument("--treebanks", nargs="+", default=["da_ddt", "sv_talbanken"])
     ap.add_argument("--iterations", nargs="+", default=["100", "1000", "none"])
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir())
                                           / "polyparse-relaxed-iterations"))
-    ap.add_argument("--out", default="relaxed_iterations")
+    ap.add_argument("--max-train", type=int, default=None, metavar="N",
+                    help="the first N training sentences (default all)")
+    ap.add_argument("--max-sentences", type=int, default=None, metavar="N",
+                    help="the first N held-out sentences (default all)")
+    ap.add_argument("--out", default="relaxed_iterations", help="result name under --results")
     args = ap.parse_args(argv)
+    require_treebanks(ap, args.ud, args.treebanks)
     work = Path(args.work)
-    meta = {"command": " ".join(["python eval/relaxed_iterations.py",
-                                 *(argv or sys.argv[1:])]),
-            "revision": revision(),
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "load_before": [round(x, 2) for x in os.getloadavg()]}
     rows = []
     for name in args.treebanks:
         folder = work / name
-        train, held, how = split(Path(args.ud) / name, folder, None)
+        train, held, how = split(treebank_folder(args.ud, name), folder, args.max_sentences,
+                                 args.max_train)
         gold = read_treebank(held)
         warm_training(train, "2", folder)
         for iterations in args.iterations:
@@ -78,14 +80,8 @@ def main(argv: list[str] | None = None) -> None:
                          "train_s": seconds, **parsed(model, gold, rules=True),
                          **{f"{key}_free": value for key, value in free.items()}})
             print(rows[-1], flush=True)
-    meta["load_after"] = [round(x, 2) for x in os.getloadavg()]
-    notes = (f"Command: `{meta['command']}` at revision {meta['revision']}, {meta['date']}; "
-             f"load average {meta['load_before']} before, {meta['load_after']} after. "
-             "Order 2, SSG with the defaults (eta 1: relaxed inference by AD3), gold tags; "
+    notes = ("Order 2, SSG with the defaults (eta 1: relaxed inference by AD3), gold tags; "
              "held out: dev, or every 10th training sentence; UAS and LAS over all words.")
-    write_table(RESULTS / args.out, "AD3 iterations of SSG's relaxed inference (issue 41)",
-                rows, COLUMNS, notes, meta=meta)
+    write_table(args, args.out, "AD3 iterations of SSG's relaxed inference (issue 41)",
+                rows, COLUMNS, notes)
 
-
-if __name__ == "__main__":
-    main()

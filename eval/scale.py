@@ -1,48 +1,47 @@
 """Past one machine: parsing and parameter-mixing training on a Dask cluster, measured on
 this machine and projected to 8, 32 and 128 machines.
 
-    python eval/scale.py [--model M] [--parse-sentences N] [--train-sentences 2000]
-                         [--ipm-sentences 2000] [--no-ud-rules]
+    python -m eval run scale [--treebank en_ewt] [--model M] [--parse-sentences N]
+                             [--train-sentences 2000] [--ipm-sentences 2000]
+                             [--workers 1 2] [--no-ud-rules]
 
-* Parsing: en_ewt train (``../shared/ud/en_ewt/train.conllu``, read in place; the first
+* Parsing: en_ewt train (``--treebank``; ``../shared/ud/en_ewt/train.conllu``, read in
+  place; the first
   ``--parse-sentences`` sentences, default all) is parsed by an order-1 model (``--model``,
   or one trained here by ``polyparse``'s Python API on the first ``--train-sentences``
-  sentences, 2 epochs, gold tags, kept in ``eval/results/tmp/``) with one process (what
-  ``--jobs 1`` does), then on ``local:1`` and ``local:2`` Dask clusters (what ``--dask
-  local:N`` does): tokens/s, speed-up, the seconds to read the input and write the
+  sentences, 2 epochs, gold tags, kept in ``RESULTS/tmp/``) with one process (what
+  ``--jobs 1`` does), then on ``local:1`` and ``local:2`` Dask clusters (``--workers``;
+  what ``--dask local:N`` does): tokens/s, speed-up, the seconds to read the input and write the
   output on the client, to ship the model to the workers, and whether the output is
   byte-identical to one process's. ``--no-ud-rules`` parses as ``polyparse parse
   --no-ud-rules`` does: the cheaper decoding per sentence, which makes the cluster's own
   costs (shipping, scheduling) the larger share, so the speed-up is the harder one.
 * Training: one epoch of iterative parameter mixing (SSG) on the first
   ``--ipm-sentences`` sentences with 1 shard on ``local:1`` and 2 shards on
-  ``local:2``: the epoch's time, the seconds to ship the weights both ways, and to mix.
+  ``local:2`` (``--workers``): the epoch's time, the seconds to ship the weights both
+  ways, and to mix.
 * A projection to 8, 32 and 128 machines (Amdahl's law from the measured serial part),
   written out as arithmetic under the table.
 
-Writes ``eval/results/scale.{json,md}``, with the machine and its load (``os.getloadavg``)
-before and after.
+Writes ``scale.{json,md}`` under ``--results``.
 """
 
 from __future__ import annotations
 
-import argparse
 import io
-import json
-import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-import _common
-from _common import RESULTS, kept_model, machine, single_thread
+from ._common import (arguments, folder, kept_model, require_treebanks, single_thread,
+                      write_result)
 
 single_thread()
 
-UD = Path(os.environ.get("POLYPARSE_UD") or _common.UD)
-"""The shared UD treebanks (``$POLYPARSE_UD`` for a checkout that is not next to them)."""
+SMOKE = ["--treebank", "sample", "--train-sentences", "20", "--parse-sentences", "20",
+         "--ipm-sentences", "20", "--workers", "1"]
+"""The smoke run: 20 sentences of the sample, one worker."""
 
 MACHINES = (8, 32, 128)
 
@@ -53,10 +52,10 @@ def trained_model(args) -> Path:
     from polyparse.parser.pipeline import Parser
 
     def train(path: Path) -> None:
-        sentences = read_treebank(UD / "en_ewt" / "train.conllu")[:args.train_sentences]
-        Parser.train(sentences, TrainConfig(epochs=2)).save(path)
+        sentences = read_treebank(folder(args.ud, args.treebank) / "train.conllu")
+        Parser.train(sentences[:args.train_sentences], TrainConfig(epochs=2)).save(path)
 
-    return kept_model(args.model, f"scale_en_ewt_{args.train_sentences}", train)
+    return kept_model(args, f"scale_{args.treebank}_{args.train_sentences}", train)
 
 
 def timed_parse(parser, text: bytes, client=None, times=None) -> dict:
@@ -70,7 +69,7 @@ def timed_parse(parser, text: bytes, client=None, times=None) -> dict:
     sentences = list(read_conllu(io.BytesIO(text)))
     read = time.perf_counter() - began
     began = time.perf_counter()
-    chunks = pipeline._chunks(sentences, pipeline.CHUNK)
+    chunks = [sentences[i:i + pipeline.CHUNK] for i in range(0, len(sentences), pipeline.CHUNK)]
     if client is None:
         parsed = [s for chunk in chunks for s in parser.parse_chunk(chunk)]
     else:
@@ -90,7 +89,7 @@ def parse_rows(args, model: Path) -> list[dict]:
     from polyparse.parser import cluster
     from polyparse.parser.pipeline import Parser
 
-    text = b"".join(open(UD / "en_ewt" / "train.conllu", "rb"))
+    text = (folder(args.ud, args.treebank) / "train.conllu").read_bytes()
     if args.parse_sentences:
         blocks = text.split(b"\n\n")[:args.parse_sentences]
         text = b"\n\n".join(blocks) + b"\n\n"
@@ -102,7 +101,7 @@ def parse_rows(args, model: Path) -> list[dict]:
     reference = alone.pop("output")
     rows.append({"run": "--jobs 1", "workers": 1, **alone, "model_ship_s": 0.0,
                  "cluster_start_s": 0.0, "identical": True})
-    for workers in (1, 2):
+    for workers in args.workers:
         began = time.perf_counter()
         with cluster.connect(f"local:{workers}") as client:
             start = time.perf_counter() - began
@@ -127,9 +126,9 @@ def ipm_rows(args) -> list[dict]:
     from polyparse.parser.config import TrainConfig
     from polyparse.parser.pipeline import Parser
 
-    train = read_treebank(UD / "en_ewt" / "train.conllu")[:args.ipm_sentences]
+    train = read_treebank(folder(args.ud, args.treebank) / "train.conllu")[:args.ipm_sentences]
     rows = []
-    for shards in (1, 2):
+    for shards in args.workers:
         config = TrainConfig(epochs=1, mixing={"shards": shards, "mixing": "uniform"})
         prepared = training.prepare(train, config)
         parser = Parser(prepared.model, config)
@@ -165,18 +164,21 @@ def ipm_rows(args) -> list[dict]:
 
 def projection(parse: list[dict], ipm: list[dict]) -> tuple[list[dict], list[str]]:
     """Amdahl's law from the measured parts; the arithmetic as lines of Markdown."""
-    one, dask2 = parse[0], parse[2]
+    one, dask2 = parse[0], parse[-1]
     serial = one["read_s"] + one["write_s"]
     parallel = one["parse_s"]
-    overhead = max(0.0, dask2["parse_s"] - parallel / 2)     # client/scheduler per chunk
+    overhead = max(0.0, dask2["parse_s"] - parallel / dask2["workers"])  # client, scheduler
     ship = dask2["model_ship_s"]
     tokens = one["tokens"]
     lines = [
-        "Parsing, N machines of one worker each: T(N) = S + O + P / N, where",
+        f"Parsing, N machines of one worker each: T(N) = S + O + P / N (from --dask "
+        f"local:{dask2['workers']}), where",
         f"S = reading + writing on the client = {one['read_s']:.2f} + {one['write_s']:.2f} "
         f"= {serial:.2f} s, P = parsing in one process = {parallel:.2f} s, and O = what "
-        f"local:2 adds beyond P / 2 (scheduling, sending chunks and results, shipping the "
-        f"model once, {ship:.2f} s of it) = {dask2['parse_s']:.2f} - {parallel:.2f} / 2 = "
+        f"local:{dask2['workers']} adds beyond P / {dask2['workers']} (scheduling, sending "
+        "chunks and results, shipping the "
+        f"model once, {ship:.2f} s of it) = {dask2['parse_s']:.2f} - {parallel:.2f} / "
+        f"{dask2['workers']} = "
         f"{overhead:.2f} s, taken as serial (it is the client's). Throughput = "
         f"{tokens} tokens / T(N); it cannot pass {tokens} / (S + O) = "
         f"{tokens / (serial + overhead):,.0f} tokens/s, and half of that ceiling is reached "
@@ -193,13 +195,14 @@ def projection(parse: list[dict], ipm: list[dict]) -> tuple[list[dict], list[str
                      f"{(serial + parallel) / total:.1f}")
     k1, k2 = ipm[0], ipm[-1]
     work = k1["slowest_shard_s"]            # one epoch's work on one shard
-    per_shard = max(k2["weights_ship_s"] / 2, 1e-6)      # weights out and back, per shard
-    mix = k2["mix_s"] / 2
+    per_shard = max(k2["weights_ship_s"] / k2["workers"], 1e-6)  # weights out and back
+    mix = k2["mix_s"] / k2["workers"]
     lines += [
         "",
         "Parameter mixing, one epoch on K machines: T(K) = W / K + K (c + m), where W = the "
         f"epoch's work on one shard = {work:.2f} s (1 shard), c = shipping one shard's "
-        f"weights out and back = {k2['weights_ship_s']:.2f} s / 2 = {per_shard:.3f} s "
+        f"weights out and back = {k2['weights_ship_s']:.2f} s / {k2['workers']} = "
+        f"{per_shard:.3f} s "
         f"(the nonzero weights, {k2['sparse_mb']:.1f} MB each way, of "
         f"{k2['weights_mb']:.0f} MB dense; the driver sends and "
         f"receives every shard's, so it grows with K), m = mixing one shard's weights on "
@@ -215,39 +218,25 @@ def projection(parse: list[dict], ipm: list[dict]) -> tuple[list[dict], list[str
     return rows, lines
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
+    ap.add_argument("--treebank", default="en_ewt", help="default en_ewt")
     ap.add_argument("--model", default=None)
     ap.add_argument("--parse-sentences", type=int, default=None)
     ap.add_argument("--train-sentences", type=int, default=2000)
     ap.add_argument("--ipm-sentences", type=int, default=2000)
     ap.add_argument("--no-ud-rules", action="store_true",
                     help="parse without the UD rules (as parse --no-ud-rules)")
-    args = ap.parse_args()
-    if not (UD / "en_ewt" / "train.conllu").exists():
-        sys.exit(f"{UD / 'en_ewt' / 'train.conllu'} not found")
-    load_before = os.getloadavg()
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2], metavar="N",
+                    help="the local:N clusters measured (default 1 2)")
+    args = ap.parse_args(argv)
+    require_treebanks(ap, args.ud, [args.treebank])
     model = trained_model(args)
     parse = parse_rows(args, model)
     ipm = ipm_rows(args)
     projected, arithmetic = projection(parse, ipm)
-    load_after = os.getloadavg()
-    out = RESULTS / "scale"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(
-        {"machine": machine(), "load_before": load_before, "load_after": load_after,
-         "command": " ".join(["python", "eval/scale.py", *sys.argv[1:]]),
-         "model": str(model), "parse": parse, "ipm": ipm, "projection": projected},
-        indent=2, default=float))
-    lines = ["# Parsing and training on a Dask cluster: measured, then projected", "",
-             f"Machine: {machine()}", "",
-             f"Load average (1, 5, 15 min) before: {load_before}; after: {load_after}"
-             + (". The machine's 2 cores are shared with other work: the figures are those "
-                "of a loaded machine." if max(load_before[0], load_after[0]) > 2.5 else
-                " (this script's own two workers make 2)."), "",
-             f"Command: `python eval/scale.py {' '.join(sys.argv[1:])}`; model: "
-             f"`{model.name}` (order 1, mst, UD rules "
-             f"{'off' if args.no_ud_rules else 'on'}). Input: en_ewt train, "
+    lines = [f"Model: `{model.name}` (order 1, mst, UD rules "
+             f"{'off' if args.no_ud_rules else 'on'}). Input: {args.treebank} train, "
              f"{parse[0]['sentences']} sentences, {parse[0]['tokens']} tokens"
              + (" (capped by --parse-sentences)" if args.parse_sentences else "") + ".", "",
              "| run | workers | tokens/s | speed-up | read s | parse s | write s | model "
@@ -274,9 +263,8 @@ def main() -> None:
               "network as fast as the loopback here (a 1 Gbit/s link ships ~120 MB/s, which "
               "would raise c for large weight vectors); the client reads, writes and "
               "schedules alone, so its time is the serial part."]
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    table = write_result(args, "scale", "Parsing and training on a Dask cluster: measured, "
+                         "then projected", {"model": str(model), "parse": parse, "ipm": ipm,
+                                            "projection": projected}, lines)
+    print(table.read_text())
 
-
-if __name__ == "__main__":
-    main()

@@ -1,13 +1,14 @@
 """A bounded local load test of ``polyparse serve``: latency, concurrency, size limit.
 
-    python eval/serve_load.py [--treebank en_ewt] [--train-sentences 2000] [--model M]
+    python -m eval run serve_load [--treebank en_ewt] [--train-sentences 2000] [--model M]
 
 Trains an order-1 model (tokenizer, tagger, parser: ``polyparse train`` on the first
 ``--train-sentences`` sentences of the treebank, 3 epochs, jackknife 3; kept in
-``eval/results/tmp/`` for the next run) unless ``--model`` is given, starts ``polyparse
+``RESULTS/tmp/`` for the next run) unless ``--model`` is given, starts ``polyparse
 serve --port 0`` on 127.0.0.1 and sends it, from this process, only to 127.0.0.1:
 
-* latency: a dev sentence of 20 words (its ``# text``), 10 requests to warm up then
+* latency: a dev sentence of 20 words (the nearest length there is; its ``# text``), 10
+  requests to warm up then
   ``--requests`` (200) one after the other, each timed from sending to the whole answer
   read (the tree drawn; then the same with the LP switch on);
 * concurrency: ``--concurrent`` (50) requests at once, each a different dev sentence,
@@ -17,13 +18,12 @@ serve --port 0`` on 127.0.0.1 and sends it, from this process, only to 127.0.0.1
   and a message.
 
 Every request has a 60 s time-out and the counts are fixed, so the test ends by itself.
-Writes ``eval/results/serve_load.{json,md}`` (the issue's figures: 50 concurrent answers
+Writes ``serve_load.{json,md}`` under ``--results`` (the issue's figures: 50 concurrent answers
 all correct; p95 <= 100 ms for a 20-word sentence with an order-1 model; 1 MB refused).
 """
 
 from __future__ import annotations
 
-import argparse
 import http.client
 import json
 import re
@@ -37,14 +37,17 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import (RESULTS, kept_model, machine, single_thread, treebank_or_sample, uptime,
-                     write_table)
+from ._common import POLYPARSE, arguments, kept_model, single_thread, treebank, write_table
 
 single_thread()
 
 TIMEOUT = 60.0
 """Seconds a request may take."""
 MIB = 1 << 20
+
+SMOKE = ["--treebank", "sample", "--train-sentences", "20", "--requests", "5",
+         "--concurrent", "5"]
+"""The smoke run: a model of 20 sample sentences, 5 requests of each kind."""
 
 
 def post(port: int, body: bytes) -> tuple[int, dict, float]:
@@ -77,16 +80,16 @@ def trained_model(args, train) -> Path:
         with tempfile.NamedTemporaryFile("w", suffix=".conllu", encoding="utf-8") as file:
             file.write("".join(s.to_text() for s in train))
             file.flush()
-            subprocess.run(["polyparse", "-q", "train", "--train", file.name, "--model",
+            subprocess.run([*POLYPARSE, "-q", "train", "--train", file.name, "--model",
                             str(path), "--epochs", "3", "--jackknife", "3",
                             "--tagger-epochs", "4"], check=True)
 
-    return kept_model(args.model, f"serve_{args.treebank}_{len(train)}", train_to)
+    return kept_model(args, f"serve_{args.treebank}_{len(train)}", train_to)
 
 
 def start_server(model: Path) -> tuple[subprocess.Popen, int]:
     """``polyparse serve`` on a free port of 127.0.0.1, and that port."""
-    server = subprocess.Popen(["polyparse", "serve", "--model", str(model), "--port", "0"],
+    server = subprocess.Popen([*POLYPARSE, "serve", "--model", str(model), "--port", "0"],
                               stderr=subprocess.PIPE, text=True)
     line = server.stderr.readline()
     found = re.search(r"at http://127\.0\.0\.1:(\d+)/", line)
@@ -116,20 +119,19 @@ def at_once(port: int, bodies: list[bytes]) -> tuple[list, float]:
     return answers, time.perf_counter() - start
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--train-sentences", type=int, default=2000, metavar="N")
     ap.add_argument("--model", default=None, help="an order-1 model to serve instead")
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--concurrent", type=int, default=50)
-    args = ap.parse_args()
-    train, dev = treebank_or_sample(args.treebank, max_train=args.train_sentences)
+    args = ap.parse_args(argv)
+    train, dev = treebank(args.ud, args.treebank, args.train_sentences)
     model = trained_model(args, train)
     texts = [s.text for s in dev if s.text]
-    twenty = next(s.text for s in dev if len(s) == 20 and s.text)
+    twenty = min((s for s in dev if s.text), key=lambda s: abs(len(s) - 20)).text
     others = [t for t in texts if t != twenty][:args.concurrent]
-    load_before = uptime()
     server, port = start_server(model)
     rows = []
     try:
@@ -140,7 +142,8 @@ def main() -> None:
             timed = [post(port, body) for _ in range(args.requests)]
             assert all(status == 200 for status, _, _ in timed)
             answer = timed[0][1]
-            rows.append({"test": f"one at a time, 20-word sentence{', LP' if views else ''}",
+            rows.append({"test": f"one at a time, {answer['words']}-word sentence"
+                                 f"{', LP' if views else ''}",
                          "words": answer["words"], "correct": args.requests,
                          "server_ms_mean": float(np.mean([a["milliseconds"]
                                                           for _, a, _ in timed])),
@@ -173,21 +176,16 @@ def main() -> None:
              "client is this script, on the same 2-core machine. Latency: from sending a "
              "request to reading its whole answer (raw text tokenized, tagged, parsed, "
              "drawn as SVG, JSON), each request on a new connection; 'server ms': the time "
-             f"the server reports for tokenizing, tagging and decoding. The 20-word sentence: "
+             f"the server reports for tokenizing, tagging and decoding. The sentence: "
              f"\"{twenty}\". 'correct': answers equal to the same request's answer alone "
              "(CoNLL-U and drawings), or for the 1 MiB request, refused with status 413 and "
-             f"a message. Load before: `{load_before}`; after: `{uptime()}`. Command: "
-             "python eval/serve_load.py" + "".join(f" {a}" for a in sys.argv[1:]))
-    out = RESULTS / "serve_load"
-    write_table(out, "polyparse serve: latency, concurrent requests, size limit", rows,
+             "a message.")
+    table = write_table(
+        args, "serve_load", "polyparse serve: latency, concurrent requests, size limit", rows,
                 [("test", "test"), ("requests", "requests"), ("correct", "correct"),
                  ("words", "words"), ("p50_ms", "p50 ms"), ("p95_ms", "p95 ms"),
                  ("p99_ms", "p99 ms"), ("max_ms", "max ms"),
                  ("server_ms_mean", "server ms (mean)"), ("wall_s", "wall s"),
                  ("status", "status"), ("message", "message")], notes)
-    print(out.with_suffix(".md").read_text())
-    print(machine())
+    print(table.read_text())
 
-
-if __name__ == "__main__":
-    main()

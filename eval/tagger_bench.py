@@ -2,10 +2,11 @@
 
 One command::
 
-    python eval/tagger_bench.py [--out eval/results/tagger] [--epochs 8] [--no-variants]
-                                [--no-clusters]
+    python -m eval run tagger_bench [--out tagger] [--epochs 8] [--no-variants] [--no-clusters]
+                                    [--treebanks en_ewt tr_imst sl_ssj] [--max-train N]
 
-For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%), fits
+For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%;
+``--treebanks``, the first ``--max-train`` training sentences), fits
 :class:`parser.tagging.Tagger` (default parameters, seed 0) on the training sentences
 with gold tokens and tags the held-out ones. Reports UPOS, XPOS and FEATS accuracy (FEATS
 compared as sets of ``Name=Value`` pairs), all three right at once, UPOS on words unseen
@@ -16,21 +17,19 @@ overall. Unless ``--no-variants``, also compares a joint UPOS+XPOS layer with se
 ones, one FEATS layer with one layer per feature, and (where the language has them) the
 tagger without word clusters. The tagger of a language with Brown clusters in spaCy's
 lookups data (English here) uses them unless ``--no-clusters``; they are fetched into the
-polyparse cache on first use. Writes ``OUT.json`` and ``OUT.md``.
+polyparse cache on first use. Writes ``OUT.json`` and ``OUT.md`` under ``--results``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
-import platform
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-from _common import REPO, UD, single_thread, split, word_clusters
+from ._common import (arguments, require_treebanks, single_thread, split, treebanks_argument,
+                      word_clusters, write_result)
 
 single_thread()   # one core, as the figures are stated
 
@@ -42,6 +41,9 @@ TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
 TARGETS = {"en_ewt": {"upos": 95.5}}   # issue 4
 VARIANTS = {"joint UPOS+XPOS": {"xpos": "joint"}, "FEATS per feature": {"feats": "split"}}
 FIELDS = ("upos", "xpos", "feats")
+
+SMOKE = ["--treebanks", "sample", "--max-train", "40", "--epochs", "1", "--no-clusters"]
+"""The smoke run: one epoch on 40 sentences of the sample, the variants too."""
 
 logger = logging.getLogger("tagger_bench")
 
@@ -87,8 +89,10 @@ def most_frequent(train: list[Sentence], test: list[Sentence]) -> list[tuple]:
                   for f in FIELDS) for s in test]
 
 
-def run(name: str, epochs: int, params: dict, clusters: str | None) -> dict:
-    train, held_out, how = split(name, require_tree=False)
+def run(args, name: str, params: dict, clusters: str | None) -> dict:
+    epochs = args.epochs
+    train, held_out, how = split(args.ud, name, require_tree=False)
+    train = train[:args.max_train]
     table = read_word_clusters(clusters) if clusters else None
     start = time.process_time()
     tagger = Tagger(clusters=table, **params).fit(train, epochs=epochs, seed=0)
@@ -112,9 +116,8 @@ def run(name: str, epochs: int, params: dict, clusters: str | None) -> dict:
     return result
 
 
-def markdown(results: list[dict], variants: list[dict]) -> str:
-    lines = ["# Part-of-speech and morphology tagger (issue 4)", "",
-             "Accuracy (%) on held-out sentences with gold tokens; FEATS compared as sets of "
+def markdown(results: list[dict], variants: list[dict]) -> list[str]:
+    lines = ["Accuracy (%) on held-out sentences with gold tokens; FEATS compared as sets of "
              "`Name=Value` pairs; *all*: UPOS, XPOS and FEATS all right; *unseen*: UPOS on "
              "words not in the training data (their share of the held-out words in "
              "brackets). Baseline: each field the word's most frequent value in training "
@@ -153,10 +156,8 @@ def markdown(results: list[dict], variants: list[dict]) -> str:
                              f"{a['all']:.2f} | {row['tokens_per_s']:,.0f} | "
                              f"{row['fit_seconds']:.1f} | {row['model_mb']:.1f} |")
     params = json.dumps(Tagger().get_params())
-    lines += ["", f"Tagger defaults: `{params}`; {results[0]['epochs']} epochs, seed 0.",
-              f"Machine: {platform.machine()}, Python {platform.python_version()}, "
-              f"{platform.platform()}."]
-    return "\n".join(lines) + "\n"
+    lines += ["", f"Tagger defaults: `{params}`; {results[0]['epochs']} epochs, seed 0."]
+    return lines
 
 
 def _clusters(result: dict) -> str:
@@ -164,9 +165,11 @@ def _clusters(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=str(REPO / "eval" / "results" / "tagger"),
-                        help="output path without extension (default: %(default)s)")
+    parser = arguments(__name__)
+    parser.add_argument("--out", default="tagger", help="result name under --results")
+    treebanks_argument(parser, TREEBANKS)
+    parser.add_argument("--max-train", type=int, default=None, metavar="N",
+                        help="the first N training sentences (default all)")
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--no-variants", action="store_true",
                         help="only the default tagger")
@@ -174,30 +177,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="no word clusters (the tagger of earlier sessions)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    missing = [name for name in TREEBANKS if not (UD / name / "train.conllu").exists()]
-    if missing:
-        parser.error(f"treebanks not found under {UD}: {', '.join(missing)}")
-    clusters = {name: None if args.no_clusters else word_clusters(name) for name in TREEBANKS}
-    results = [run(name, args.epochs, {}, clusters[name]) for name in TREEBANKS]
+    require_treebanks(parser, args.ud, args.treebanks)
+    clusters = {name: None if args.no_clusters else word_clusters(name)
+                for name in args.treebanks}
+    results = [run(args, name, {}, clusters[name]) for name in args.treebanks]
     variants = []
     if not args.no_variants:
-        for name in TREEBANKS:
+        for name in args.treebanks:
             for label, params in VARIANTS.items():
-                variants.append(dict(run(name, args.epochs, params, clusters[name]),
-                                     variant=label))
+                variants.append(dict(run(args, name, params, clusters[name]), variant=label))
             if clusters[name]:
-                variants.append(dict(run(name, args.epochs, {}, None),
-                                     variant="no word clusters"))
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(
-        {"results": results, "variants": variants, "targets": TARGETS,
-         "machine": {"python": platform.python_version(), "system": platform.platform()}},
-        indent=2) + "\n")
-    out.with_suffix(".md").write_text(markdown(results, variants))
-    print(out.with_suffix(".md").read_text())
+                variants.append(dict(run(args, name, {}, None), variant="no word clusters"))
+    table = write_result(args, args.out, "Part-of-speech and morphology tagger (issue 4)",
+                         {"results": results, "variants": variants, "targets": TARGETS},
+                         markdown(results, variants))
+    print(table.read_text())
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,9 +2,11 @@
 
 One command::
 
-    python eval/tokenizer_bench.py [--out eval/results/tokenizer]
+    python -m eval run tokenizer_bench [--out tokenizer] [--treebanks en_ewt tr_imst sl_ssj]
+                                       [--max-train N] [--epochs E]
 
-For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%), fits
+For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%;
+``--treebanks``, the first ``--max-train`` training sentences), fits
 :class:`corpora.tokenizer.Tokenizer` on the training sentences, rebuilds the held-out
 text from its ``# text`` comments as the UD tool ``conllu_to_text.pl`` does (a blank
 line between paragraphs, lines wrapped at 80 characters), cuts it into sentences and
@@ -12,20 +14,17 @@ scores them with the CoNLL 2018 shared-task definitions (tokens, multiword-token
 and sentences matched by offsets over non-whitespace characters); sentences are also
 scored on the same text without paragraph breaks. Reports the F1 scores, training time
 and tokens per CPU second of :meth:`Tokenizer.to_sentences`, and writes ``OUT.json`` and
-``OUT.md``.
+``OUT.md`` under ``--results``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
-import os
-import platform
 import time
-from pathlib import Path
 
-from _common import REPO, single_thread, split
+from ._common import (arguments, require_treebanks, single_thread, split, treebanks_argument,
+                      write_result)
 
 single_thread()   # one core, as the figures are stated
 
@@ -35,11 +34,15 @@ from polyparse.corpora.tokenizer import Tokenizer, raw_text  # noqa: E402
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
 TARGETS = {"en_ewt": {"tokens": 98.5, "sentences": 75.0}}   # issue 4
 
+SMOKE = ["--treebanks", "sample", "--max-train", "40", "--epochs", "1"]
+"""The smoke run: one epoch on 40 sentences of the sample."""
+
 logger = logging.getLogger("tokenizer_bench")
 
 
-def run(name: str, tokenizer_options: dict) -> dict:
-    train, held_out, how = split(name, require_tree=False)
+def run(args, name: str, tokenizer_options: dict) -> dict:
+    train, held_out, how = split(args.ud, name, require_tree=False)
+    train = train[:args.max_train]
     start = time.process_time()
     tokenizer = Tokenizer(**tokenizer_options).fit(train)
     fit_seconds = time.process_time() - start
@@ -84,10 +87,8 @@ def run(name: str, tokenizer_options: dict) -> dict:
     return result
 
 
-def markdown(results: list[dict], options: dict, machine: dict) -> str:
+def markdown(results: list[dict], options: dict) -> list[str]:
     lines = [
-        "# Tokenizer and sentence splitter (issue 4)",
-        "",
         "CoNLL 2018 shared-task F1 (%) on text rebuilt from the held-out `# text` comments "
         "(`conllu_to_text.pl` layout: blank line between paragraphs, wrapped at 80 "
         "characters). *sentences, one paragraph*: the same text with every run of "
@@ -109,31 +110,23 @@ def markdown(results: list[dict], options: dict, machine: dict) -> str:
         for metric, t in r["targets"].items():
             lines.append(f"- {r['treebank']} {metric} F1 >= {t['target']}: "
                          f"{r[metric]['f1']:.2f} ({'met' if t['met'] else 'NOT met'})")
-    lines += ["", f"Tokenizer options: `{json.dumps(options)}` (defaults where empty).",
-              f"Machine: {machine['cpu']}, Python {machine['python']}, {machine['system']}.", ""]
-    return "\n".join(lines)
+    lines += ["", f"Tokenizer options: `{json.dumps(options)}` (defaults where empty)."]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=str(REPO / "eval" / "results" / "tokenizer"),
-                        help="output path without extension (writes .json and .md)")
-    parser.add_argument("--treebanks", nargs="+", default=list(TREEBANKS), choices=TREEBANKS)
+    parser = arguments(__name__)
+    parser.add_argument("--out", default="tokenizer", help="result name under --results")
+    treebanks_argument(parser, TREEBANKS)
+    parser.add_argument("--max-train", type=int, default=None, metavar="N",
+                        help="the first N training sentences (default all)")
     parser.add_argument("--epochs", type=int, help="perceptron epochs (default of Tokenizer)")
     args = parser.parse_args(argv)
+    require_treebanks(parser, args.ud, args.treebanks)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     options = {} if args.epochs is None else {"epochs": args.epochs}
-    results = [run(name, options) for name in args.treebanks]
-    machine = {"python": platform.python_version(),
-               "cpu": platform.processor() or platform.machine(),
-               "cores": os.cpu_count(), "system": platform.platform()}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(
-        {"options": options, "machine": machine, "results": results}, indent=2) + "\n")
-    out.with_suffix(".md").write_text(markdown(results, options, machine))
-    print(out.with_suffix(".md").read_text())
+    results = [run(args, name, options) for name in args.treebanks]
+    table = write_result(args, args.out, "Tokenizer and sentence splitter (issue 4)",
+                         {"options": options, "results": results}, markdown(results, options))
+    print(table.read_text())
 
-
-if __name__ == "__main__":
-    main()

@@ -2,9 +2,9 @@
 
 One command::
 
-    python eval/trainers.py [--treebank tr_imst] [--order 2] [--budget SECONDS]
+    python -m eval run trainers [--treebank tr_imst] [--order 2] [--budget SECONDS]
                             [--trainers ssg dlpw hu bcfw bcfw:pairwise=true extragradient]
-                            [--train-decoder ilp|default|NAME] [--out PATH]
+                            [--train-decoder ilp|default|NAME] [--out NAME]
 
 Every trainer gets the same training data, features, pruner, ``lambda`` and budget of
 training CPU seconds: by default what the first trainer (the reference, SSG-eta=1) takes
@@ -15,7 +15,7 @@ yardstick is the relaxed primal ``P(w) = (lambda/2)||w||^2 + mean LP-relaxed sla
 fixed subset of the training sentences (``--yardstick``); evaluating it is not counted
 in the curves' seconds. Each trainer runs in a process of its own (forked after the
 shared preparation), so its peak memory is its own. Writes
-``eval/results/trainers_{treebank}_order{order}.{json,md,png}``: P(w) against seconds for
+``trainers_{treebank}_order{order}.{json,md,png}`` under ``--results``: P(w) against seconds for
 all trainers, each trainer's own certificate (dual value, duality gap, G) against
 seconds, and a table of dev UAS/LAS with LP and with ILP decoding, seconds per epoch,
 peak memory and state size per sentence. With ``--dev-every K`` the curve also holds dev
@@ -27,17 +27,15 @@ curve; ``--append`` drops such rows.
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import multiprocessing
 import os
 import resource
-import sys
 import time
 from pathlib import Path
 
-from _common import RESULTS, single_thread, treebank, write_table
+from ._common import arguments, pyplot, single_thread, treebank, write_table
 
 single_thread()
 
@@ -52,6 +50,11 @@ from polyparse.parser import training  # noqa: E402
 from polyparse.parser.config import TrainConfig, default_decoder  # noqa: E402
 from polyparse.parser.evaluate import attachment_scores  # noqa: E402
 from polyparse.parser.pipeline import Parser  # noqa: E402
+
+SMOKE = ["--treebank", "sample", "--order", "1", "--trainers", "ssg", "perceptron",
+         "--reference-epochs", "1", "--max-epochs", "1", "--max-train", "20", "--max-dev", "5",
+         "--yardstick", "5"]
+"""The smoke run: SSG and the perceptron at order 1, one epoch on 20 sample sentences."""
 
 CLAIMS = {
     "ssg": "SSG-eta (Martins et al. 2009): eta = 1 trains on the relaxation alone at the "
@@ -166,8 +169,8 @@ def curve_row(spec: str, curve: list[dict]) -> dict:
             "final_P": last["P"], "curve": curve}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = arguments(__name__)
     ap.add_argument("--treebank", default="tr_imst")
     ap.add_argument("--order", choices=["1", "2"], default="2")
     ap.add_argument("--trainers", nargs="+", default=["ssg", "dlpw", "hu", "bcfw",
@@ -194,7 +197,8 @@ def main() -> None:
     ap.add_argument("--dev-every", type=int, default=0,
                     help="also parse dev (LP) every K epochs, outside the budget's clock, "
                          "into the curve of OUT.json (dev_uas); 0: only after training")
-    ap.add_argument("--out", default=None)
+    ap.add_argument("--out", default=None,
+                    help="result name under --results (default trainers_TREEBANK_orderORDER)")
     ap.add_argument("--save-models", metavar="DIR", default=None,
                     help="also write each trainer's model file into DIR (an existing "
                          "folder), named after its spec, for eval/weight_blocks.py")
@@ -206,18 +210,17 @@ def main() -> None:
     ap.add_argument("--compare", nargs="+", default=[], metavar="RUN",
                     help="with --replot: draw the rows of these earlier runs' RUN.json "
                          "in the same figure")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.save_models and not Path(args.save_models).is_dir():
         ap.error(f"--save-models: {args.save_models} is not a folder")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    out = Path(args.out) if args.out else RESULTS / f"trainers_{args.treebank}_order{args.order}"
+    out = args.results / (args.out or f"trainers_{args.treebank}_order{args.order}")
     if args.replot:
         runs = [out.with_suffix(".json")] + [Path(p).with_suffix(".json") for p in args.compare]
         plot([r for run in runs for r in json.loads(run.read_text())["rows"]
               if "error" not in r], out)
         return
-    train, dev = treebank(args.treebank)
-    train, dev = train[:args.max_train], dev[:args.max_dev]
+    train, dev = treebank(args.ud, args.treebank, args.max_train, args.max_dev)
     decoder = args.train_decoder if args.order != "1" else "mst"
     if decoder == "default":
         decoder = default_decoder({"order": args.order})
@@ -269,8 +272,7 @@ def main() -> None:
                 row["reach_x"] = row["reach_s"] / reference["seconds"]
                 if "lp_uas" in row and "lp_uas" in reference:
                     row["uas_vs_reference"] = row["lp_uas"] - reference["lp_uas"]
-        command = "python eval/trainers.py " + " ".join(sys.argv[1:])
-        notes = (f"Command: `{command}`. Trainers' decoder: {config.decoder}. "
+        notes = (f"Trainers' decoder: {config.decoder}. "
                  f"{len(train)} training sentences, {len(dev)} dev, order {args.order}, at "
                  f"most {args.max_heads} candidate heads per word, lambda {args.lambda_}; "
                  f"budget: CPU seconds of training per trainer, by default the reference "
@@ -288,7 +290,7 @@ def main() -> None:
                              + (f" Not run: {r['error']}" if "error" in r else "")
                              for r in rows))
         table = [r for r in rows if "error" not in r]
-        write_table(out, f"Trainers on {args.treebank}, order {args.order}", table,
+        write_table(args, out.name, f"Trainers on {args.treebank}, order {args.order}", table,
                     [("trainer", "trainer"), ("budget", "budget (CPU s)"),
                      ("epochs", "epochs"), ("seconds_per_epoch", "CPU s/epoch"),
                      ("wall", "wall s"), ("final_P", "final P(w)"),
@@ -320,9 +322,9 @@ def main() -> None:
 
 
 def plot(rows: list[dict], out: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
+    if plt is None:
+        return
 
     def dev_points(row):
         """(P(w), dev UAS) along the curve (--dev-every) and at the end."""
@@ -356,6 +358,3 @@ def plot(rows: list[dict], out: Path) -> None:
     fig.tight_layout()
     fig.savefig(out.with_suffix(".png"), dpi=110)
 
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
-"""eval/defaults.py, the benchmark of the defaults: its hold-out split, and one run on
-the sample treebank laid out as ../shared/ud is (training the sample's model with the
-defaults, about a minute)."""
+"""eval/defaults.py (``python -m eval run defaults``), the benchmark of the defaults: its
+hold-out split, and one run on the sample treebank laid out as ../shared/ud is (training
+the sample's model with the defaults, about a minute)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ SAMPLE = REPO / "corpora" / "sample"
 
 @pytest.fixture
 def defaults(monkeypatch):
-    monkeypatch.syspath_prepend(str(REPO / "eval"))
-    return importlib.import_module("defaults")
+    monkeypatch.syspath_prepend(str(REPO))
+    return importlib.import_module("eval.defaults")
 
 
 def test_without_dev_every_tenth_training_sentence_is_held_out(defaults, tmp_path):
@@ -79,13 +79,13 @@ def test_one_run_on_the_sample_writes_a_sane_row(defaults, tmp_path):
     assert table["against_first_order"] == []
     markdown = out.with_suffix(".md").read_text()
     assert "| sample | 1 | mst | dev | 6 | %d | %.2f |" % (row["tokens"], row["uas"]) in markdown
-    assert "python eval/defaults.py --ud" in markdown
+    assert "python -m eval run defaults --ud" in markdown
     assert row["cli_tokens_per_s"] > 0 and row["tokens_per_s"] > 0
     assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["models", "sample"]
     assert "epoch 10:" in (tmp_path / "work" / "sample" / "train-1.log").read_text()
     # eval/kbest_first.py on the same models and held-out part: --kbest's first tree is
     # parse's, the rules on
-    kbest_first = importlib.import_module("kbest_first")
+    kbest_first = importlib.import_module("eval.kbest_first")
     kbest_first.main(["--work", str(tmp_path / "work"), "--out", str(tmp_path / "kb")])
     [row] = json.loads((tmp_path / "kb.json").read_text())["rows"]
     assert (row["treebank"], row["order"], row["sentences"], row["same"]) == ("sample", "1",
