@@ -54,6 +54,7 @@ from polyparse.features.vocab import Vocabulary  # noqa: E402
 from polyparse.learning import model as model_module  # noqa: E402
 from polyparse.learning import pruning  # noqa: E402
 from polyparse.learning.model import LinearModel  # noqa: E402
+from polyparse.parser.decoding import Decoding  # noqa: E402
 from polyparse.parser.evaluate import attachment_scores  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
@@ -77,7 +78,7 @@ STAGES = [
     ("rounding", lp, "round_relaxed"),
     ("labeling", LinearModel, "label_names"),
     ("labeling", Sentence, "with_tree"),
-    ("other parsing", Parser, "parse_one"),
+    ("other parsing", Decoding, "analyze"),
 ]
 """Where ``round_relaxed`` is imported into a decoder module, that module's name is
 wrapped too (:func:`instrument`); ``decoding`` is the decoder's own ``decode``."""
