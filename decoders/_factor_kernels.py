@@ -312,7 +312,7 @@ def tree_max_marginals(S, arc_h, arc_m, single_root):
     below m, and with ``single_root`` the root keeps one child), so no MST is needed.
     That happens for most arcs when ``T*`` is (nearly) the greedy graph, as with a
     trained model's scores; with random scores it rarely does.
-    Cost per sentence: see ``eval/results/factor_oracles.md``.
+    Cost per sentence: see ``eval/results/frozen/factor_oracles.md``.
 
     Parameters
     ----------

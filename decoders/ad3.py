@@ -73,7 +73,7 @@ class AD3Decoder(Decoder):
         Most AD3 iterations per sentence. The fractional LPs are the slow ones: on an
         order-2 en_ewt model (3,000 training sentences, all 2,001 dev sentences) 4.5% of
         them were still open after 1,000 iterations and one after 10,000; with 10,000 the
-        dev set decodes at 2,239 tokens/s, p99 85 ms (``eval/results/decoders_en_ewt.md``).
+        dev set decodes at 2,239 tokens/s, p99 85 ms (``eval/results/frozen/decoders_en_ewt.md``).
     search:
         Improve the rounded tree of a fractional solution by local search under all part
         scores, as the ``lp`` decoder does.
@@ -86,7 +86,7 @@ class AD3Decoder(Decoder):
         (``lp``: flow ancestry, pairwise grandparent rows). On 300 en_ewt dev sentences
         of a three-epoch full model one round parsed 3,739 tokens/s against 389,
         converged on all against 98%, UAS 88.35 against 88.26 (HiGHS's LP: 88.24;
-        ``eval/results/decoders_en_ewt_full_order_rounds.md``); on tr_imst dev with a
+        ``eval/results/frozen/decoders_en_ewt_full_order_rounds.md``); on tr_imst dev with a
         full model 70.39 against 70.51. SSG's relaxed inference does not follow this
         default but the exact decoder's rounds (lazy): trained with one round the tr_imst
         model parsed 0.15 UAS worse (``eval/results/orders_tr_imst_full_relaxed_*.md``).
@@ -448,6 +448,6 @@ def score_scale(graph: FactorGraph) -> float:
     AD3 runs on the scores divided by it: the LP's solution does not change, and the
     penalty, whose useful range scales with the scores, is then relative to them (a
     trained model's scores run to 1e4; with the penalty fixed AD3 needed hundreds of
-    iterations there and converged in tens once scaled, ``eval/results/ad3_speed.md``).
+    iterations there and converged in tens once scaled, ``eval/results/frozen/ad3_speed.md``).
     """
     return largest_score(graph.unary, graph.pair_score)

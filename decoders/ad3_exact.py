@@ -70,7 +70,7 @@ class AD3ExactDecoder(AD3Decoder):
     breaks a part on a fixed arc is split on other arcs instead; its default is None,
     lazy rounds until the tree breaks no part: with one round per node the search took
     107 nodes a sentence against 1.9 on 300 en_ewt dev sentences of a full model, 87
-    tokens/s against 987, ``eval/results/decoders_en_ewt_full_order_rounds.md``) it
+    tokens/s against 987, ``eval/results/frozen/decoders_en_ewt_full_order_rounds.md``) it
     runs every node with, and ``search`` the root's (the other nodes' rounded trees are
     taken as they are: on the 30 slowest en_ewt dev sentences local search at every
     node found no better incumbent, the same nodes were solved, and it cost a fifth of

@@ -305,7 +305,7 @@ class FactorGraph:
         contain arc a, ``[a, 0]`` over those that do not (``-inf`` if there are none);
         ``value`` the (soft) max over all trees. At ``t == 0``: exact constrained trees,
         ``|A|`` of them in one numba call (:func:`decoders._factor_kernels.
-        tree_max_marginals`; per-sentence cost in ``eval/results/factor_oracles.md``).
+        tree_max_marginals`; per-sentence cost in ``eval/results/frozen/factor_oracles.md``).
         At ``t > 0``: from the matrix-tree marginals, ``value + t log mu_a`` and
         ``value + t log(1 - mu_a)`` (Hazan and Urtasun's TREE messages). ``mu_a`` carries
         the absolute error of the matrix-tree inverse (1e-16 to 1e-11 in the tests, more

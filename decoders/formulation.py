@@ -51,11 +51,11 @@ Constraints (``A_ub x <= b_ub``, ``A_eq x = b_eq``):
   1/2), which made LP optima with integral arcs score above every tree;
 * non-projective arcs, J = words strictly between h and m: ``n_hm <= z_hm``;
   ``n_hm >= z_hm - p_hj`` for j in J; ``n_hm <= |J| - sum_{j in J} p_hj``.
-  ``docs/algorithms.md`` writes the last one ``n_hm <= |J| z_hm - sum_j p_hj``, which is
-  wrong: with ``z_hm = 0`` it forces ``p_hj = 0`` for all j in J, i.e. forbids every
-  tree where h has a descendant between h and m without being m's head. The version here
-  is slack when ``z_hm = 0`` and, when ``z_hm = 1``, caps n_hm at the number of
-  non-descendants of h in J (0 forces a projective arc);
+  The shared notes (``../shared/docs/algorithms.md``) write the last one ``n_hm <= |J|
+  z_hm - sum_j p_hj``, which is wrong: with ``z_hm = 0`` it forces ``p_hj = 0`` for all j
+  in J, i.e. forbids every tree where h has a descendant between h and m without being
+  m's head. The version here is slack when ``z_hm = 0`` and, when ``z_hm = 1``, caps n_hm
+  at the number of non-descendants of h in J (0 forces a projective arc);
 * ancestry, three ways (``ancestry``). ``"flow"`` (multi-commodity only, its default):
   ``p_hj = sum_h' phi^j_h'h`` (commodity j passes through h). ``"tree"`` (the default of
   the single-commodity flow, which carries no ancestry): ``p_hj = [head(j) == h] OR

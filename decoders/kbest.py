@@ -23,7 +23,7 @@ there.
 The whole loop is one numba kernel (:func:`decoders._kernels.kbest_heads`): with a
 Python loop per subproblem, K = 10 cost 21 times one best tree on en_ewt dev (mostly the
 Python around passes of a few microseconds); in numba it costs 7.7 times
-(``eval/results/kbest_en_ewt.md``), the two O(n^2) passes per tree being the floor of
+(``eval/results/frozen/kbest_en_ewt.md``), the two O(n^2) passes per tree being the floor of
 this scheme.
 """
 

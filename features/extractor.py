@@ -64,7 +64,7 @@ class FeatureConfig:
         morphological features, ``XPOS|FEATS``, instead (:func:`features.vocab.
         word_strings`), as the fine tags of CoNLL-X treebanks carry them. On tr_imst
         (Turkish, gold tags) at order 2 it raised dev UAS from 68.36 to 70.20 (LP) and
-        from 68.45 to 70.21 (exact), LAS by 2.5 (``eval/results/orders_tr_imst_morphology.md``
+        from 68.45 to 70.21 (exact), LAS by 2.5 (``eval/results/frozen/orders_tr_imst_morphology.md``
         against ``orders_tr_imst_lambda1e-2.md``, the same settings otherwise).
     """
 

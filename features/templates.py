@@ -37,7 +37,7 @@ in between             ``b.p arc.bcount`` and ``h.p m.p b.p arc.bcount`` (TurboP
 =====================  ==================================================================
 
 85 templates, 114 features per arc on en_ewt train (all n^2 candidate arcs; 35 of them
-from the in-between templates). ``eval/tune_first_order.py`` compares it (perceptron, 2
+from the in-between templates). ``eval/results/frozen/tune_first_order.md`` compares it (perceptron, 2
 epochs, en_ewt dev, same label templates) with the first table, McDonald, Crammer,
 Pereira (2005) Table 1 with every feature also conjoined with direction and binned
 distance (169 features per arc): UAS 86.19 against 85.25. Conjoining the new table as
@@ -92,7 +92,7 @@ tags; tag and word context of m (m-2 .. m+2) and h (h-1, h+1) with the other wor
 in-between tags, plain and counted, with the tag pair. TurboParser conjoins every arc
 feature with the label; with our dense label matrix that is too slow (every label feature
 costs ``n_labels`` multiply-adds per candidate arc), so the table is a selection, grown in
-two steps on en_ewt dev (``eval/tune_first_order.py``, perceptron, 2 epochs, the arc
+two steps on en_ewt dev (``eval/results/frozen/tune_first_order.md``, perceptron, 2 epochs, the arc
 table above): from 34 templates to 54, LAS 83.56 -> 85.08 and UAS 86.19 -> 86.89 (the
 best label's score is part of the arc's score); to 67 (86 features per arc on en_ewt
 train, 23 from the in-between templates), 85.40 / 87.18. Dropping the 8 templates that

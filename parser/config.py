@@ -95,7 +95,7 @@ def default_decoder(parts: dict) -> str:
     part types (:func:`decoders.base.preferred_decoder`): ``mst`` for arcs alone, else
     AD3's branch and bound wherever its factor graphs hold the parts (all but
     consecutive siblings: the ILP's trees at 27-30x its speed at order 2 and 29-34x at
-    full order on en_ewt dev, ``eval/results/decoders_en_ewt_full.md``), else the
+    full order on en_ewt dev, ``eval/results/frozen/decoders_en_ewt_full.md``), else the
     ILP."""
     return preferred_decoder(part_types(**parts))
 

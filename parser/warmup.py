@@ -2,7 +2,7 @@
 
 Numba keeps, for the life of a process, everything it compiled: the LLVM modules of
 176 functions, some 230 MB, when the README's training command runs on a cold cache
-(``eval/results/footprint.md``; trimming the C heap after each compilation gives back
+(``eval/results/frozen/footprint.md``; trimming the C heap after each compilation gives back
 nothing). The same kernels loaded from numba's on-disk cache take a fraction of that.
 So when the cache has not yet seen this polyparse with this training setup,
 ``polyparse train`` first rehearses the run on its first few sentences in two child

@@ -1,6 +1,6 @@
 """Headless Chromium driven over the DevTools protocol, from the standard library alone.
 
-The browser tests (``tests/test_browser.py``) and ``eval/serve_screenshot.py`` type into
+The browser tests (``tests/test_browser.py``) type into
 ``polyparse serve``'s page as a person would (key events), click, wait for the page's
 script, read the document and take screenshots. The protocol's JSON messages go over a
 WebSocket (RFC 6455): the few lines of :class:`WebSocket` below are all a client needs

@@ -185,7 +185,7 @@ def test_confidence_colours_follow_the_probabilities_parse_writes(sample_model_p
 def order2_parser(sample_train):
     """An order-2 model decoded by the LP, trained on 60 sentences for one epoch: weak
     enough that some LP optima are fractional. Without UD rules, which the relaxation
-    drawn does not carry (README, "Drawing")."""
+    drawn does not carry (docs/constraints.md)."""
     config = TrainConfig(epochs=1, decoder="lp", features={"bits": 16, "label_bits": 10},
                          parts={"order": "2"}, pruner={"max_heads": 4, "epochs": 1},
                          ud_rules=False)

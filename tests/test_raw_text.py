@@ -1,6 +1,6 @@
 """Raw text to trees: the tokenizer and tagger stored with the parser, ``parse --text``,
-``--jobs``, ``--retag``, the Python API of the README, and CoNLL 2018 evaluation of
-a parse whose tokenization differs from the gold one."""
+``--jobs``, ``--retag``, the Python API of the README and of docs/usage.md, and CoNLL 2018
+evaluation of a parse whose tokenization differs from the gold one."""
 
 import contextlib
 import io
@@ -216,21 +216,22 @@ def test_text_needs_a_tokenizer_and_a_tagger(bare_model, model, tmp_path, capsys
 
 # -- the Python API ---------------------------------------------------------------------
 
-def readme_example() -> str:
-    readme = (REPO / "README.md").read_text()
+def readme_example(page: str = "README.md") -> str:
+    readme = (REPO / page).read_text()
     blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
     examples = [b for b in blocks if "parse_text" in b]
-    assert len(examples) == 1, "the README has one Python example of parse_text"
+    assert len(examples) == 1, f"{page} has one Python example of parse_text"
     return examples[0]
 
 
-def test_the_readme_example_runs(model, tmp_path, monkeypatch):
+@pytest.mark.parametrize("page", ["README.md", "docs/usage.md"])
+def test_the_readme_example_runs(page, model, tmp_path, monkeypatch):
     (tmp_path / "sample.npz").write_bytes(model.read_bytes())
     (tmp_path / "corpora").symlink_to(REPO / "corpora")
     monkeypatch.chdir(tmp_path)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(readme_example(), "README.md", "exec"), {})
+        exec(compile(readme_example(page), page, "exec"), {})
     printed = out.getvalue()
     assert "# text = " in printed and "\troot\t" in printed
 

@@ -176,7 +176,7 @@ class OnlineTrainer(Trainer):
         the O(1/T) rate (Rakhlin, Shamir and Sridharan, ICML 2012, section 3). A dual
         method's early iterates come from cold messages: Hazan-Urtasun's averaged
         weights parse tr_imst dev 2.4 points better after 10 epochs when the first 5
-        are left out (``eval/results/trainers.md``).
+        are left out (``eval/results/frozen/trainers.md``).
     """
 
     def __init__(self, *, batch: int | None = None, jobs: int = 1, average_from: int = 1,

@@ -7,15 +7,15 @@ the sentence's dual at its current messages).
 delta_i))`` (Shalev-Shwartz et al. 2007), with ``W`` the ball that surely holds the
 optimum: our slack at ``w = 0`` is at most the largest cost of a sentence, ``2 n``
 (Hamming over arc indicators), so ``(lambda/2)||w*||^2 <= mean_t 2 n_t`` and the radius
-is ``sqrt(2 mean_t(2 n_t) / lambda)`` (``docs/algorithms.md`` section 5 writes
-``1/sqrt(lambda)``: correct only for losses bounded by 1). The mean is over the steps so
-far.
+is ``sqrt(2 mean_t(2 n_t) / lambda)`` (``docs/algorithms.md`` section 5; the shared
+notes, ``../shared/docs/algorithms.md``, write ``1/sqrt(lambda)``: correct only for losses
+bounded by 1). The mean is over the steps so far.
 
 The projection is an option (``project=True``), off by default: Shalev-Shwartz et al.
 (2011, Mathematical Programming, section 2) show it is not needed for convergence, and
 with small ``lambda`` a step is longer than the ball's radius for the first
 ~``||g|| / sqrt(2 lambda mean(2n))`` steps, so projecting keeps little more than the
-latest subgradient: on en_ewt (``eval/tune_first_order.py``, lambda 1e-5) dev UAS after
+latest subgradient: on en_ewt (``eval/results/frozen/tune_first_order.md``, lambda 1e-5) dev UAS after
 3 epochs is 84.46 with the projection and 87.33 without.
 """
 

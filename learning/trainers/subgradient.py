@@ -6,7 +6,7 @@ sentence's slack; the model returned is the average of the iterates. With ``eta 
 each loss-augmented inference is, with probability ``eta_t``, the relaxed one (LP,
 fractional ``z_hat``); otherwise exact.
 
-The default ``lambda = 1e-5`` was tuned on en_ewt (``eval/tune_first_order.py``,
+The default ``lambda = 1e-5`` was tuned on en_ewt (``eval/results/frozen/tune_first_order.md``,
 first-order model, 10 epochs, dev UAS / LAS): 1e-5 gives 87.68 / 85.99, 3e-5 gives
 87.51 / 85.79, and the averaged perceptron 87.45 / 85.80 (best 87.57 after 5 epochs).
 """
@@ -37,7 +37,7 @@ class SubgradientTrainer(PegasosTrainer):
     relaxed:
         The decoder of relaxed loss-augmented inference, whose fractional optimum
         enters the subgradient: ``lp`` (HiGHS), ``ad3`` (the same LP by AD3, 3.5x faster
-        on order-2 en_ewt, ``eval/results/decoders_en_ewt.md``), or ``auto`` (the
+        on order-2 en_ewt, ``eval/results/frozen/decoders_en_ewt.md``), or ``auto`` (the
         default): the exact decoder's relaxed twin (:meth:`~decoders.base.Decoder.
         relaxed_twin`: ``ad3`` for AD3's branch and bound, whose factor graph then holds
         the model's parts; the exact decoder itself when it decodes arcs alone, for
