@@ -55,4 +55,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:         # the reader went away (python -m eval list | head)
+        sys.stderr.close()          # nothing left to say, and no traceback saying it
+        sys.exit(1)
