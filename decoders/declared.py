@@ -10,6 +10,7 @@ not take, or a value of the wrong type, before any work starts.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import types
@@ -99,17 +100,9 @@ class Declared:
     @classmethod
     def options(cls) -> dict[str, Option]:
         """The declared options by name, in the order of the base classes' then the
-        class's own parameters."""
-        declared: dict[str, Option] = {}
-        helps = _parameter_docs(cls)
-        for klass in reversed(cls.__mro__):
-            if "__init__" in vars(klass) and issubclass(klass, Declared):
-                hints = typing.get_type_hints(klass.__init__)
-                for p in inspect.signature(klass.__init__).parameters.values():
-                    if p.kind == p.KEYWORD_ONLY:
-                        declared[p.name] = Option(p.name, hints.get(p.name, p.empty),
-                                                  p.default, helps.get(p.name, ""))
-        return declared
+        class's own parameters (read once per class: a decoder's copies with other
+        options, :meth:`~decoders.base.Decoder.with_options`, are made per sentence)."""
+        return dict(_declared_options(cls))
 
     @classmethod
     def settable(cls) -> dict[str, Option]:
@@ -168,6 +161,21 @@ class Registry(dict):
         cls = self.get_class(name)
         cls.check_options(options)
         return cls(**options)
+
+
+@functools.cache
+def _declared_options(cls: type) -> dict[str, Option]:
+    """:meth:`Declared.options` of ``cls``, read from its signatures and docstrings."""
+    declared: dict[str, Option] = {}
+    helps = _parameter_docs(cls)
+    for klass in reversed(cls.__mro__):
+        if "__init__" in vars(klass) and issubclass(klass, Declared):
+            hints = typing.get_type_hints(klass.__init__)
+            for p in inspect.signature(klass.__init__).parameters.values():
+                if p.kind == p.KEYWORD_ONLY:
+                    declared[p.name] = Option(p.name, hints.get(p.name, p.empty),
+                                              p.default, helps.get(p.name, ""))
+    return declared
 
 
 def type_name(hint) -> str:
