@@ -77,6 +77,15 @@ def treebanks_argument(ap: argparse.ArgumentParser, default: list[str]) -> None:
                     help="folders of --ud, or sample (default: %s)" % " ".join(default))
 
 
+def warm_up_argument(ap: argparse.ArgumentParser) -> None:
+    """The option ``--no-warm-up``: leave out the untimed runs that fill numba's cache
+    before the timed ones (the smoke runs, whose times are not figures, and a cache
+    known to be warm)."""
+    ap.add_argument("--no-warm-up", dest="warm_up", action="store_false",
+                    help="skip the untimed runs that fill numba's cache first (the times "
+                         "then include what is still to compile)")
+
+
 def require_treebanks(ap: argparse.ArgumentParser, ud: Path, names: list[str]) -> None:
     """Stop with a usage error, before any work, if a treebank of ``names`` has no
     train.conllu."""

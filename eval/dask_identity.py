@@ -2,14 +2,14 @@
 set, as CoNLL-U and as raw text (issue 15's first figure).
 
     python -m eval run dask_identity [--treebank en_ewt] [--model M] [--train-sentences 1000]
-                                     [--max-dev N]
+                                     [--max-dev N] [--inputs conllu text]
 
 The model (``--model``, or one trained by ``polyparse train`` with its tokenizer and
 tagger on the first ``--train-sentences`` training sentences, 2 epochs, kept in
 ``RESULTS/tmp/``) parses the dev set (its first ``--max-dev`` sentences; ``../shared/ud``,
 read in place) twice per input
 format through the command line: with ``--jobs 1`` and with ``--dask local:2``. Raw text
-is dev's ``# text`` lines, one paragraph each. Without the UD rules (``--no-ud-rules``):
+is dev's ``# text`` lines, one paragraph each (``--inputs``: the formats, default both). Without the UD rules (``--no-ud-rules``):
 a decoder's time limit, which the constrained ILP has, makes a sentence's tree depend on
 the machine's speed, on one process as on a cluster. Writes ``dask_identity.{json,md}``
 under ``--results``.
@@ -26,8 +26,10 @@ from pathlib import Path
 
 from ._common import POLYPARSE, arguments, folder as treebank_folder, kept_model, write_table
 
-SMOKE = ["--treebank", "sample", "--train-sentences", "20", "--max-dev", "10"]
-"""The smoke run: a model of 20 sample sentences parses 10 dev sentences."""
+SMOKE = ["--treebank", "sample", "--train-sentences", "20", "--max-dev", "10",
+         "--inputs", "conllu"]
+"""The smoke run: a model of 20 sample sentences parses 10 dev sentences, as CoNLL-U."""
+INPUTS = {"conllu": "CoNLL-U", "text": "raw text"}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -37,6 +39,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--train-sentences", type=int, default=1000)
     ap.add_argument("--max-dev", type=int, default=None, metavar="N",
                     help="the first N dev sentences (default all)")
+    ap.add_argument("--inputs", nargs="+", choices=list(INPUTS), default=list(INPUTS),
+                    help="parse dev as CoNLL-U, as raw text, or both (default)")
     args = ap.parse_args(argv)
     folder = treebank_folder(args.ud, args.treebank)
     if not (folder / "dev.conllu").exists():
@@ -63,7 +67,8 @@ def main(argv: list[str] | None = None) -> None:
                                dev.read_text(encoding="utf-8").splitlines()
                                if line.startswith("# text = ")), encoding="utf-8")
         rows = []
-        for name, source in (("CoNLL-U", dev), ("raw text", raw)):
+        sources = {"conllu": dev, "text": raw}
+        for name, source in ((INPUTS[i], sources[i]) for i in args.inputs):
             outputs = {}
             for how in (["--jobs", "1"], ["--dask", "local:2"]):
                 out = tmp / f"out{len(outputs)}.conllu"

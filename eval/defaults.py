@@ -41,15 +41,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ._common import POLYPARSE, SAMPLE, arguments, markdown_table, write_table
+from ._common import (POLYPARSE, SAMPLE, arguments, markdown_table, warm_up_argument,
+                      write_table)
 
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.parser import cli
 from polyparse.parser.evaluate import attachment_scores
 
 SMOKE = ["--ud", str(SAMPLE.parent), "--treebanks", "sample", "--orders", "1",
-         "--max-train", "20", "--max-sentences", "3", "--work", "{results}/work"]
-"""The smoke run: order 1 trained on 20 sentences of the sample, 3 parsed."""
+         "--max-train", "20", "--max-sentences", "3", "--work", "{results}/work", "--no-warm-up"]
+"""The smoke run: order 1 trained on 20 sentences of the sample, 3 parsed, no warm-up."""
 
 HOLD_OUT_EVERY = 10
 """Without dev.conllu, training sentences 10, 20, 30, ... (1-based) are held out."""
@@ -121,14 +122,15 @@ def warm_training(train: Path, order: str, work: Path) -> None:
         path.unlink()
 
 
-def time_cli(model: Path, held: Path, out: Path) -> float:
+def time_cli(model: Path, held: Path, out: Path, warm_up: bool = True) -> float:
     """Wall seconds of ``polyparse parse --retag`` from ``held`` into ``out``, after an
-    untimed run on a few sentences that fills numba's cache."""
-    warm = write_blocks(out.with_name("warm.conllu"), blocks(held)[:WARM_PARSE])
+    untimed run on a few sentences that fills numba's cache (unless not ``warm_up``)."""
     log = out.with_suffix(".log")
-    run("parse", "--model", str(model), "--input", str(warm), "--retag", "--output", str(out),
-        log=log)
-    warm.unlink()
+    if warm_up:
+        warm = write_blocks(out.with_name("warm.conllu"), blocks(held)[:WARM_PARSE])
+        run("parse", "--model", str(model), "--input", str(warm), "--retag", "--output",
+            str(out), log=log)
+        warm.unlink()
     return run("parse", "--model", str(model), "--input", str(held), "--retag",
                "--output", str(out), log=log)
 
@@ -154,12 +156,12 @@ def timed_analyses(parser, sentences: list) -> tuple[list, np.ndarray]:
     return analyses, np.array(seconds)
 
 
-def parse_held_out(model: Path, held: Path, out: Path) -> dict:
+def parse_held_out(model: Path, held: Path, out: Path, warm_up: bool = True) -> dict:
     """Parse ``held`` both ways with ``model`` (into ``out`` by the command): the row's
     figures of parsing and the weights' training time from the model's report."""
     gold = read_treebank(held)
     tokens = sum(len(s) for s in gold)
-    cli_s = time_cli(model, held, out)
+    cli_s = time_cli(model, held, out, warm_up)
     parser, analyses, seconds = time_analyses(model, gold)
     parsed = [a.sentence for a in analyses]
     scores = attachment_scores(gold, parsed).all_words
@@ -252,6 +254,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--max-train", type=int, default=None, metavar="N",
                     help="train on the first N training sentences (default all)")
     ap.add_argument("--out", default="defaults", help="result stem under --results")
+    warm_up_argument(ap)
     args = ap.parse_args(argv)
     ud, work = Path(args.ud), Path(args.work)
     if not ud.is_dir():
@@ -275,7 +278,7 @@ def main(argv: list[str] | None = None) -> None:
             model = models / f"{name}-{order}.npz"
             train_min = None
             if not args.models:
-                if order not in warmed:
+                if args.warm_up and order not in warmed:
                     warm_training(train, order, work)
                     warmed.add(order)
                 train_min = run("train", "--train", str(train), "--model", str(model),
@@ -283,7 +286,8 @@ def main(argv: list[str] | None = None) -> None:
                                 log=work / name / f"train-{order}.log") / 60
             rows.append({"treebank": name, "order": order, "held_out": how,
                          "train_sentences": len(blocks(train)), "train_min": train_min,
-                         **parse_held_out(model, held, work / name / f"parsed-{order}.conllu")})
+                         **parse_held_out(model, held, work / name / f"parsed-{order}.conllu",
+                                           args.warm_up)})
             print(rows[-1], flush=True)
             write(args, rows)
 

@@ -38,7 +38,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ._common import POLYPARSE, arguments, folder as treebank_folder, single_thread, write_result
+from ._common import (POLYPARSE, arguments, folder as treebank_folder, single_thread,
+                      warm_up_argument, write_result)
 
 single_thread()
 
@@ -47,8 +48,9 @@ from polyparse.corpora.conllu_io import read_conllu, read_treebank  # noqa: E402
 PUNCT = "PUNCT"
 
 SMOKE = ["--treebank", "sample", "--train", "20", "--train2", "10", "--words", "200",
-         "--gap-words", "20", "--time-limit", "2"]
-"""The smoke run: models of 20 and 10 sample sentences, inputs of 200 and 20 words."""
+         "--gap-words", "20", "--time-limit", "2", "--no-warm-up"]
+"""The smoke run: models of 20 and 10 sample sentences, inputs of 200 and 20 words, no
+warm-up."""
 
 # Runs ``argv`` and prints its wall time, its CPU time and peak RSS (KiB), children included.
 _MEASURE = """
@@ -142,6 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--gap-words", type=int, default=300)
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--out", default="long_sentences", help="result name under --results")
+    warm_up_argument(ap)
     args = ap.parse_args(argv)
     source = treebank_folder(args.ud, args.treebank)
     if not (source / "dev.conllu").is_file():
@@ -160,14 +163,14 @@ def main(argv: list[str] | None = None) -> None:
         medium = tmp / "medium.conllu"
         medium.write_text(long_sentence(dev, args.gap_words), encoding="utf-8")
         polyparse = POLYPARSE
-        # numba compiles the kernels into its cache on first use: not part of the figures
-        tiny = tmp / "tiny.conllu"
-        tiny.write_text(long_sentence(dev, 5), encoding="utf-8")
-        for model, command in ((order1, "parse"), (order2, "gap")):
-            subprocess.run(polyparse + ["-q", command, "--model", str(model), "--input",
-                                        str(tiny)], check=True, capture_output=True)
-        subprocess.run(polyparse + ["-q", "parse", "--model", str(order1), "--text", "Hi there"],
-                       check=True, capture_output=True)
+        if args.warm_up:        # numba compiles the kernels into its cache on first use
+            tiny = tmp / "tiny.conllu"
+            tiny.write_text(long_sentence(dev, 5), encoding="utf-8")
+            for model, command in ((order1, "parse"), (order2, "gap")):
+                subprocess.run(polyparse + ["-q", command, "--model", str(model), "--input",
+                                            str(tiny)], check=True, capture_output=True)
+            subprocess.run(polyparse + ["-q", "parse", "--model", str(order1), "--text",
+                                        "Hi there"], check=True, capture_output=True)
         rows = []
 
         out = tmp / "long.out.conllu"
