@@ -8,10 +8,10 @@ One command::
 
 For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%;
 ``--treebanks``; the first ``--max-train`` training sentences), as
-``polyparse train`` does: fits :class:`parser.tagging.Tagger` (default parameters, word
+``polyparse train`` does: fits :class:`parser.text.Tagger` (default parameters, word
 clusters where spaCy has them unless ``--no-clusters``, seed 0) on the training
 sentences, re-tags them by ``--jackknife``-fold cross-tagging, fits
-:class:`parser.tagging.Lemmatizer` (defaults, 5 epochs) on the jackknifed tags and gold
+:class:`parser.text.Lemmatizer` (defaults, 5 epochs) on the jackknifed tags and gold
 lemmas, then lemmatizes the held-out sentences (gold tokens) with the tagger's tags.
 Reports lemma accuracy (exact string; a gold ``_`` counts as right, as in the CoNLL 2018
 evaluator) overall and on forms seen / not seen in training, the same lemmatizer given
@@ -36,7 +36,7 @@ single_thread()   # one core, as the figures are stated
 from polyparse.corpora.sentence import Sentence  # noqa: E402
 from polyparse.corpora.word_clusters import read_word_clusters  # noqa: E402
 from polyparse.parser.training import LEMMATIZER_EPOCHS, TAGGER_EPOCHS  # noqa: E402
-from polyparse.parser.tagging import Lemmatizer, Tagger, jackknife  # noqa: E402
+from polyparse.parser.text import Lemmatizer, Tagger, jackknife  # noqa: E402
 
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
 TARGETS = {"en_ewt": 97.0}   # issue 11: lemma accuracy with predicted tags, gold tokens

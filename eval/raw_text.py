@@ -14,7 +14,7 @@ jackknifed in 10 folds, without lemmas) on the training sentences (the first
 spaCy's lookups data (English here) uses them unless ``--no-clusters``
 (``eval/_common.word_clusters``: fetched into the polyparse cache on first use). Then
 the held-out sentences' text is rebuilt from their ``# text`` comments as
-``conllu_to_text.pl`` does (:func:`corpora.tokenizer.raw_text`: blank lines between
+``conllu_to_text.pl`` does (:func:`corpora.plain_text.raw_text`: blank lines between
 paragraphs, lines wrapped at 80 characters), parsed with :meth:`Parser.parse_text`, and
 scored with the CoNLL 2018 definitions
 (:func:`parser.evaluate.conll18_scores`): tokens, sentences and words F1, UPOS, XPOS,
@@ -46,7 +46,7 @@ from ._common import (POLYPARSE, REPO, arguments, require_treebanks, single_thre
 
 single_thread()
 
-from polyparse.corpora.tokenizer import raw_text  # noqa: E402
+from polyparse.corpora.plain_text import raw_text  # noqa: E402
 from polyparse.parser.evaluate import attachment_scores, conll18_scores  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.epochs} epochs, "
         f"features {rows[0]['config']['features']}) trained on tags jackknifed in "
         f"{args.jackknife} folds, {'with' if rows[0]['config']['lemmas'] else 'without'} "
-        "lemmas. Held-out text rebuilt from `# text` (`corpora.tokenizer.raw_text`: blank "
+        "lemmas. Held-out text rebuilt from `# text` (`corpora.plain_text.raw_text`: blank "
         "line between paragraphs, wrapped at 80 characters) and parsed with "
         "`Parser.parse_text`. F1 (%) as the CoNLL 2018 script: words aligned by character "
         "offsets; each metric's F1 = 2 correct / (gold + system words); CLAS, MLAS and "

@@ -7,7 +7,7 @@ One command::
 
 For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%;
 ``--treebanks``, the first ``--max-train`` training sentences), fits
-:class:`parser.tagging.Tagger` (default parameters, seed 0) on the training sentences
+:class:`parser.text.Tagger` (default parameters, seed 0) on the training sentences
 with gold tokens and tags the held-out ones. Reports UPOS, XPOS and FEATS accuracy (FEATS
 compared as sets of ``Name=Value`` pairs), all three right at once, UPOS on words unseen
 in training, fitting time, tagging speed (tokens per CPU second on one core, after a
@@ -35,7 +35,7 @@ single_thread()   # one core, as the figures are stated
 
 from polyparse.corpora.sentence import Sentence  # noqa: E402
 from polyparse.corpora.word_clusters import read_word_clusters  # noqa: E402
-from polyparse.parser.tagging import Tagger  # noqa: E402
+from polyparse.parser.text import Tagger  # noqa: E402
 
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
 TARGETS = {"en_ewt": {"upos": 95.5}}   # issue 4

@@ -7,7 +7,7 @@ One command::
 
 For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%;
 ``--treebanks``, the first ``--max-train`` training sentences), fits
-:class:`corpora.tokenizer.Tokenizer` on the training sentences, rebuilds the held-out
+:class:`parser.text.tokenizer.Tokenizer` on the training sentences, rebuilds the held-out
 text from its ``# text`` comments as the UD tool ``conllu_to_text.pl`` does (a blank
 line between paragraphs, lines wrapped at 80 characters), cuts it into sentences and
 scores them with the CoNLL 2018 shared-task definitions (tokens, multiword-token words
@@ -29,7 +29,8 @@ from ._common import (arguments, require_treebanks, single_thread, split, treeba
 single_thread()   # one core, as the figures are stated
 
 from polyparse.corpora.alignment import Segmentation, evaluate_segmentation  # noqa: E402
-from polyparse.corpora.tokenizer import Tokenizer, raw_text  # noqa: E402
+from polyparse.corpora.plain_text import raw_text  # noqa: E402
+from polyparse.parser.text.tokenizer import Tokenizer  # noqa: E402
 
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
 TARGETS = {"en_ewt": {"tokens": 98.5, "sentences": 75.0}}   # issue 4

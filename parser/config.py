@@ -12,11 +12,11 @@ from polyparse.decoders.higher_order import part_types
 class TrainConfig:
     """Everything that decides a training run (stored in the model file).
 
-    ``tokenizer`` and ``tagger`` are the options of the :class:`~corpora.tokenizer.Tokenizer`
-    and of the :class:`~parser.tagging.Tagger` (plus ``"epochs"``, default 8; its
+    ``tokenizer`` and ``tagger`` are the options of the :class:`~parser.text.tokenizer.Tokenizer`
+    and of the :class:`~parser.text.Tagger` (plus ``"epochs"``, default 8; its
     ``"clusters"`` is the path of a word-cluster file, read when training) trained
     with the parser, or ``None`` for none; ``lemmatizer`` the options of the
-    :class:`~parser.tagging.Lemmatizer` (plus ``"epochs"``, default 5), trained whenever
+    :class:`~parser.text.Lemmatizer` (plus ``"epochs"``, default 5), trained whenever
     the tagger is, on the jackknifed tags, unless it is ``None``. The tokenizer is
     trained by default, when the treebank has ``# text`` comments. The tagger is trained
     when ``tagger`` is a dict (``{}`` for the defaults; ``polyparse train`` does so

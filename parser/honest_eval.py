@@ -7,7 +7,7 @@ conll18_scores`). What it is given is the :data:`SOURCES` ``--from``:
 
 ``text``
     the gold file's raw text (its ``# text`` comments, joined as UD's
-    ``conllu_to_text.pl`` joins them, :func:`~corpora.tokenizer.raw_text`), cut into
+    ``conllu_to_text.pl`` joins them, :func:`~corpora.plain_text.raw_text`), cut into
     sentences and words by the model's tokenizer, tagged and parsed: every step the
     model's own, as the shared task ran;
 ``tokens``
@@ -29,7 +29,7 @@ from collections.abc import Iterator, Sequence
 
 from polyparse.corpora.conllu_io import read_conllu
 from polyparse.corpora.sentence import Sentence
-from polyparse.corpora.tokenizer import raw_text
+from polyparse.corpora.plain_text import raw_text
 
 SOURCES = {
     "text": "the gold file's # text, through the model's tokenizer, tagger and parser",

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 
-from polyparse.corpora.tokenizer import Tokenizer
 from polyparse.features.extractor import FeatureExtractor
 from polyparse.learning.model import LinearModel
 from polyparse.learning.pruning import Pruner
@@ -23,7 +22,7 @@ from polyparse.learning.trainers import TrainReport
 
 from . import model_file
 from .config import TrainConfig
-from .tagging import Lemmatizer, Tagger
+from .text import Lemmatizer, Tagger, Tokenizer
 from .ud_rules import UDRules
 
 

@@ -1,8 +1,8 @@
 """Training and parsing end to end: the :class:`Parser` facade of the Python API.
 
 A model file holds the parser and, when they were trained with it, the tokenizer
-(:class:`corpora.tokenizer.Tokenizer`), the tagger (:class:`parser.tagging.Tagger`) and
-the lemmatizer (:class:`parser.tagging.Lemmatizer`), so that one file takes raw text to
+(:class:`parser.text.tokenizer.Tokenizer`), the tagger (:class:`parser.text.Tagger`) and
+the lemmatizer (:class:`parser.text.Lemmatizer`), so that one file takes raw text to
 trees:
 
 >>> from polyparse.parser.pipeline import Parser             # doctest: +SKIP
@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, Sentence
-from polyparse.corpora.tokenizer import Tokenizer
 from polyparse.learning.confidence import Temperatures, head_model
 from polyparse.learning.model import LinearModel
 from polyparse.learning.trainers import TrainReport
@@ -29,7 +28,7 @@ from .cluster import parse_on_cluster
 from .config import TrainConfig
 from .constraints import Constraints
 from .decoding import Decoding
-from .tagging import Lemmatizer, Tagger
+from .text import Lemmatizer, Tagger, Tokenizer
 from .ud_rules import UDRules
 from .workers import parse_in_processes
 
@@ -52,12 +51,12 @@ class Parser(Decoding):
     report:
         The training report.
     tokenizer:
-        :class:`~corpora.tokenizer.Tokenizer` or None (no ``# text`` in training, or an
+        :class:`~parser.text.tokenizer.Tokenizer` or None (no ``# text`` in training, or an
         older model file).
     tagger:
-        :class:`~parser.tagging.Tagger` or None (trained on gold tags).
+        :class:`~parser.text.Tagger` or None (trained on gold tags).
     lemmatizer:
-        :class:`~parser.tagging.Lemmatizer` or None (no tagger, or an older model file).
+        :class:`~parser.text.Lemmatizer` or None (no tagger, or an older model file).
     path:
         The file the parser was loaded from (None if trained in this process).
     """
@@ -224,7 +223,7 @@ class Parser(Decoding):
                     ) -> Iterator[Sentence]:
         """:meth:`parse_text`, lazily. Tokenizing starts when the first sentence is asked
         for and hands out sentences as it builds them
-        (:meth:`~corpora.tokenizer.Tokenizer.iter_sentences`), so that with ``jobs > 1``
+        (:meth:`~parser.text.tokenizer.Tokenizer.iter_sentences`), so that with ``jobs > 1``
         the worker processes start, warm up and parse while this process tokenizes.
         ``kbest``, ``certify``, ``confidence``, ``constraints``, ``client``: as for
         :meth:`parse`."""

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from polyparse.corpora.sentence import Sentence
-from polyparse.corpora.tokenizer import Tokenizer
 from polyparse.corpora.word_clusters import read_word_clusters
 from polyparse.decoders import make_decoder
 from polyparse.features.extractor import FeatureConfig, FeatureExtractor
@@ -20,7 +19,7 @@ from polyparse.learning.pruning import Pruner
 from polyparse.learning.trainers import make_trainer
 
 from .config import TrainConfig
-from .tagging import Lemmatizer, Tagger, jackknife, with_lemmas
+from .text import Lemmatizer, Tagger, Tokenizer, jackknife, with_lemmas
 
 log = logging.getLogger("polyparse.train")
 

@@ -29,8 +29,8 @@ from polyparse.corpora.errors import CorpusError
 from polyparse.corpora.files import OutputError, atomic_write
 from polyparse.corpora import signals
 from polyparse.corpora.signals import STOP_SIGNALS, Stopped, stop_behind
-from polyparse.corpora.characters import script_of
-from polyparse.corpora.tokenizer import Tokenizer
+from polyparse.parser.text.characters import script_of
+from polyparse.parser.text.tokenizer import Tokenizer
 from polyparse.learning.examples import Examples
 from polyparse.parser import gap, pipeline
 from polyparse.parser.cli import main

@@ -47,7 +47,7 @@ PACKAGES = ("corpora", "decoders", "features", "learning", "parser")
 
 
 def module_graph() -> dict[str, set[str]]:
-    """Every polyparse module (``decoders.mst``, ``parser.tagging``, ...) and the
+    """Every polyparse module (``decoders.mst``, ``parser.text``, ...) and the
     polyparse modules it imports anywhere in its body, functions included."""
     paths = {}
     for package in PACKAGES:

@@ -1,4 +1,4 @@
-"""The lemmatizer (parser.tagging.lemmatizer): lemma rules, its numba kernels against
+"""The lemmatizer (parser.text.lemmatizer): lemma rules, its numba kernels against
 plain-Python twins, fitting, and storage."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from conftest import SAMPLE, through_model_file, ud_file
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.corpora.sentence import ROOT, Sentence
-from polyparse.parser.tagging import Lemmatizer, Tagger, with_lemmas
-from polyparse.parser.tagging import _lemma_kernels as K
-from polyparse.parser.tagging.lemmatizer import LemmaRule, lemma_rule
+from polyparse.parser.text import Lemmatizer, Tagger, with_lemmas
+from polyparse.parser.text import _lemma_kernels as K
+from polyparse.parser.text.lemmatizer import LemmaRule, lemma_rule
 from test_tagger import GOLDEN, M64, as_python, combine, fmix64
 
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")

@@ -10,7 +10,7 @@ import pytest
 
 from polyparse.corpora.conllu_io import read_conllu, read_treebank, write_conllu
 from polyparse.corpora.sentence import Sentence
-from polyparse.corpora.tokenizer import _pieces
+from polyparse.parser.text.tokenizer import _pieces
 from polyparse.decoders import DECODERS, OptionError
 from polyparse.decoders.base import DEFAULT_TIME_LIMIT
 from polyparse.decoders.higher_order import build_parts

@@ -16,7 +16,7 @@ import pytest
 from polyparse.corpora.alignment import Segmentation
 from polyparse.corpora.conllu_io import read_conllu, read_treebank
 from polyparse.corpora.sentence import ROOT
-from polyparse.corpora.tokenizer import raw_text
+from polyparse.corpora.plain_text import raw_text
 from polyparse.parser.cli import main
 from polyparse.parser.evaluate import attachment_scores, conll18_scores
 from polyparse.parser.pipeline import CHUNK, MissingComponentError, Parser

@@ -1,6 +1,6 @@
-"""The POS / morphology tagger (parser.tagging) and its numba kernels.
+"""The POS / morphology tagger (parser.text) and its numba kernels.
 
-Each kernel of ``parser.tagging._kernels`` is checked against a plain-Python twin written
+Each kernel of ``parser.text._kernels`` is checked against a plain-Python twin written
 from its docstring, Viterbi also against brute force over every tag sequence. Run the
 suite once with ``NUMBA_DISABLE_JIT=1`` too: the kernels then run as Python (the test on
 real data is skipped, being too slow without the JIT).
@@ -19,8 +19,8 @@ import pytest
 
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.corpora.sentence import ROOT, Sentence
-from polyparse.parser.tagging import Tagger, jackknife, with_tags
-from polyparse.parser.tagging import _kernels as K
+from polyparse.parser.text import Tagger, jackknife, with_tags
+from polyparse.parser.text import _tagger_kernels as K
 
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 

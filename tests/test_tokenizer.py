@@ -1,4 +1,4 @@
-"""Tests of the raw-text tokenizer (corpora/tokenizer.py) and of the CoNLL 2018
+"""Tests of the raw-text tokenizer (parser/text/tokenizer.py) and of the CoNLL 2018
 segmentation scores (corpora/alignment.py)."""
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import numba
 import numpy as np
 import pytest
 
-from polyparse.corpora import _tokenizer_kernels as kernels
+from polyparse.parser.text import _tokenizer_kernels as kernels
 from polyparse.corpora.alignment import (F1, Segmentation, SurfaceToken, Word, align_words,
                                          evaluate_segmentation, sentence_tokens, span_f1)
 from polyparse.corpora.conllu_io import read_conllu
 from polyparse.corpora.sentence import Sentence
-from polyparse.corpora.multiword import MultiwordLexicon, word_classes
-from polyparse.corpora.tokenizer import Tokenizer, _encode, _gaps, _tie_symbols, raw_text
+from polyparse.parser.text.multiword import MultiwordLexicon, word_classes
+from polyparse.corpora.plain_text import raw_text
+from polyparse.parser.text.tokenizer import Tokenizer, _encode, _gaps, _tie_symbols
 
 from conftest import UD  # noqa: E402  (the shared treebanks, $POLYPARSE_UD)
 

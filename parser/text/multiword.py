@@ -2,7 +2,7 @@
 "el"): a lexicon learned from the training treebank that expands a surface token into
 its syntactic words (:class:`MultiwordLexicon`), with an averaged perceptron over the
 neighbouring tokens where a form was seen with two analyses, and suffix rules for
-unseen forms. Part of the tokenizer (:mod:`corpora.tokenizer`), after the UDPipe
+unseen forms. Part of the tokenizer (:mod:`parser.text.tokenizer`), after the UDPipe
 tokenizer (Straka, Hajič and Straková 2016)."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from polyparse.corpora import _tokenizer_kernels as kernels
+from polyparse.parser.text import _tokenizer_kernels as kernels
 from polyparse.corpora.alignment import SurfaceToken
-from polyparse.corpora.characters import APOSTROPHES, stable_hash, word_shape
+from polyparse.parser.text.characters import APOSTROPHES, stable_hash, word_shape
 from polyparse.corpora.sentence import Sentence
 
-logger = logging.getLogger("polyparse.corpora.tokenizer")
+logger = logging.getLogger("polyparse.parser.text.tokenizer")
 
 
 class MultiwordLexicon:

@@ -10,7 +10,7 @@ et al. (2003): the word, its lowercased form, prefixes up to 4 and suffixes up t
 characters, word shape, spelling flags (capitals, digits, hyphen), the words within +-2
 and conjunctions of them (including the bigrams ``w-2 w-1`` and ``w+1 w+2``), plus the
 ambiguity classes (UPOS sets) of frequent words around, and a few word features
-conjoined with the previous tag (see :func:`parser.tagging._kernels.context_features`).
+conjoined with the previous tag (see :func:`parser.text._tagger_kernels.context_features`).
 Frequent words may only take the tags they had in training (Ratnaparkhi's tag
 dictionary), which also makes decoding fast.
 
@@ -23,12 +23,12 @@ either as one layer over the whole FEATS string or as one layer per feature name
 as a pipeline: the first layer (UPOS) freely, each later one restricted, word by word, to
 the tags seen in training with the first layer's tag of that word, and with features on
 the first layer's tags of the neighbouring words (gold in training, predicted when
-tagging; :func:`parser.tagging._kernels.group_features`).
+tagging; :func:`parser.text._tagger_kernels.group_features`).
 
 Given Brown word clusters from unlabelled text (:mod:`corpora.word_clusters`), every
 layer also sees the prefixes of the cluster bit strings of the word and of its
 neighbours (Koo et al. 2008; Turian et al. 2010;
-:func:`parser.tagging._kernels.cluster_features`): on en_ewt, with spaCy's English
+:func:`parser.text._tagger_kernels.cluster_features`): on en_ewt, with spaCy's English
 clusters, +0.18 UPOS and +0.28 XPOS (mean of 2 seeds); of the 44 UPOS errors fewer
 (seed 0), 21 are on words seen 10 times or more in training, 19 on rarer ones and 4 on
 unseen ones. The table of the clusters is stored in the model.
@@ -66,7 +66,7 @@ import numpy as np
 
 from polyparse.corpora.sentence import ROOT, Sentence
 
-from . import _kernels as K
+from . import _tagger_kernels as K
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """Numba kernels of the lemmatizer: tag features and a multiclass perceptron over edit scripts.
 
-Pure functions over numpy arrays; :mod:`parser.tagging.lemmatizer` wraps them, and each
+Pure functions over numpy arrays; :mod:`parser.text.lemmatizer` wraps them, and each
 has a plain-Python twin in ``tests/test_lemmatizer.py``. Hashing reuses the tagger's
-(:func:`parser.tagging._kernels.combine`), so the arithmetic wraps modulo 2^64 as there.
+(:func:`parser.text._tagger_kernels.combine`), so the arithmetic wraps modulo 2^64 as there.
 
 A word may take one of the lemma rules (classes) of its candidate list
 ``cand[cand_ptr[t]:cand_ptr[t + 1]]``, ``t`` its type, each candidate ``k`` with a small
@@ -22,7 +22,7 @@ import numpy as np
 
 from polyparse.corpora._hashing import GOLDEN, fmix64
 
-from ._kernels import LOWER, SUFFIX1, combine
+from ._tagger_kernels import LOWER, SUFFIX1, combine
 
 N_TAG_HASHES = 3
 """Columns of a tag table: hashes of the UPOS, XPOS and FEATS strings."""

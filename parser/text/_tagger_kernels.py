@@ -1,6 +1,6 @@
 """Numba kernels of the tagger: feature hashing, first-order Viterbi, perceptron epochs.
 
-Pure functions over numpy arrays (``docs/style.md``); :mod:`parser.tagging.tagger` wraps
+Pure functions over numpy arrays (``docs/style.md``); :mod:`parser.text.tagger` wraps
 them. Each public kernel has a plain-Python twin in ``tests/test_tagger.py``.
 
 Hashing is 64-bit FNV-1a over UTF-8 bytes, finished (and combined) with the MurmurHash3

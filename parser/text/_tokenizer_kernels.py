@@ -1,4 +1,4 @@
-"""Numba kernels of :mod:`corpora.tokenizer`: hashed feature templates and the averaged
+"""Numba kernels of :mod:`parser.text.tokenizer`: hashed feature templates and the averaged
 perceptron.
 
 Pure functions over numpy arrays. A feature is a template number mixed with the values
@@ -8,7 +8,7 @@ back by any process.
 
 Character arrays (:func:`char_features`) are indexed by code-point position in the text:
 ``chars`` holds lowercased code points with every whitespace character replaced by
-:data:`SPACE`, ``classes`` the character class of :func:`corpora.tokenizer.char_class`
+:data:`SPACE`, ``classes`` the character class of :func:`parser.text.tokenizer.char_class`
 (:data:`WHITESPACE` for whitespace). Positions outside the text read as 0.
 """
 

@@ -9,7 +9,7 @@ import unicodedata
 import zlib
 from collections import Counter
 
-from polyparse.corpora import _tokenizer_kernels as kernels
+from polyparse.parser.text import _tokenizer_kernels as kernels
 
 APOSTROPHES = frozenset("'`´‘’")
 _QUOTES = frozenset('"“”„«»‹›')

@@ -24,7 +24,7 @@ the treebank's range lines. Here the classifiers are two averaged perceptrons (C
    blank line) and the end of the text always end a sentence; the ends of training
    paragraphs are still learned from, as if followed by a space, so that text that
    comes without blank lines is split too.
-3. *Multiword tokens* (:class:`~corpora.multiword.MultiwordLexicon`): a surface form seen in training gets
+3. *Multiword tokens* (:class:`~parser.text.multiword.MultiwordLexicon`): a surface form seen in training gets
    its most frequent analysis, or, if it was seen with two ("its" the possessive and
    "it" + "s" for "it's"), the one a third perceptron prefers given the neighbouring
    tokens; an unseen one ending in a suffix that reliably marks a multiword token ("'s",
@@ -32,26 +32,25 @@ the treebank's range lines. Here the classifiers are two averaged perceptrons (C
 
 Every non-space character of the input ends up in exactly one token, in order; a token
 never contains whitespace. Training text is built as the UD tool ``conllu_to_text.pl``
-builds it (:func:`raw_text`): sentences joined by a space, a blank line before each new
+builds it (:func:`corpora.plain_text.raw_text`): sentences joined by a space, a blank line before each new
 paragraph or document.
 """
 
 from __future__ import annotations
 
 import logging
-import re
-import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from polyparse.corpora import _tokenizer_kernels as kernels
+from polyparse.parser.text import _tokenizer_kernels as kernels
 from polyparse.corpora.alignment import SurfaceToken, sentence_tokens
-from polyparse.corpora.characters import (MIN_SCRIPT_SHARE, MIN_UNSEEN_SHARE, char_class,
+from polyparse.corpora.plain_text import sentence_text, starts_paragraph
+from polyparse.parser.text.characters import (MIN_SCRIPT_SHARE, MIN_UNSEEN_SHARE, char_class,
                                           first_place, script_counts, stable_hash,
                                           word_shape)
-from polyparse.corpora.multiword import MultiwordLexicon, word_classes
+from polyparse.parser.text.multiword import MultiwordLexicon, word_classes
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, Sentence
 
 logger = logging.getLogger(__name__)
@@ -63,7 +62,6 @@ VERSION = 1
 NO_SPACE, SPACE, PARAGRAPH = 0, 1, 2
 
 _WEIGHTS = ("char_weights", "token_weights")     # fitted arrays, without their "_"
-_NEW_PARAGRAPH = re.compile(r"^#\s*new(par|doc)\b")
 @dataclass(frozen=True)
 class Token:
     """A token of the input text.
@@ -86,41 +84,6 @@ class Token:
     end: int
     space_after: bool
     words: tuple[str, ...]
-
-
-def raw_text(sentences: Iterable[Sentence], width: int | None = 80) -> str:
-    """The plain text of a treebank, as the UD tool ``conllu_to_text.pl`` writes it.
-
-    The ``# text`` of the sentences of a paragraph are joined by a space; a new
-    paragraph or document (``# newpar``, ``# newdoc``) begins after a blank line.
-    With ``width``, paragraphs are wrapped at spaces into lines of about that length.
-    A sentence without ``# text`` is rebuilt from its tokens and ``SpaceAfter=No``.
-    """
-    paragraphs: list[list[str]] = []
-    for sentence in sentences:
-        if _starts_paragraph(sentence) or not paragraphs:
-            paragraphs.append([])
-        paragraphs[-1].append(_sentence_text(sentence))
-    if width is None:
-        return "\n\n".join(" ".join(p) for p in paragraphs) + "\n"
-    return "\n\n".join(textwrap.fill(" ".join(p), width, break_long_words=False,
-                                     break_on_hyphens=False) for p in paragraphs) + "\n"
-
-
-def _starts_paragraph(sentence: Sentence) -> bool:
-    for line in sentence.lines:
-        if not line.startswith("#"):
-            return False
-        if _NEW_PARAGRAPH.match(line):
-            return True
-    return False
-
-
-def _sentence_text(sentence: Sentence) -> str:
-    if sentence.text is not None:
-        return sentence.text
-    return "".join(t.form + (" " if t.space_after else "")
-                   for t in sentence_tokens(sentence)).rstrip()
 
 
 def _token_offsets(text: str, tokens: Sequence[SurfaceToken]) -> list[tuple[int, int]] | None:
@@ -548,19 +511,19 @@ def _training_document(sentences: Iterable[Sentence]
         surface = sentence_tokens(sentence)
         if not surface:
             continue
-        separator = "" if not pieces else "\n\n" if _starts_paragraph(sentence) else " "
-        sentence_text = _sentence_text(sentence)
-        offsets = _token_offsets(sentence_text, surface)
+        separator = "" if not pieces else "\n\n" if starts_paragraph(sentence) else " "
+        text = sentence_text(sentence)
+        offsets = _token_offsets(text, surface)
         if offsets is None:
             logger.warning("%s:%d: tokens do not spell the sentence's text; skipped",
                            sentence.source, sentence.first_line)
             continue
         length += len(separator)
-        pieces.append(separator + sentence_text)
+        pieces.append(separator + text)
         tokens.extend(surface)
         spans.extend((length + s, length + e) for s, e in offsets)
         ends.extend([False] * (len(surface) - 1) + [True])
-        length += len(sentence_text)
+        length += len(text)
     return "".join(pieces), tokens, spans, np.array(ends, dtype=bool)
 
 

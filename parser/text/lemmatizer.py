@@ -39,7 +39,7 @@ only the (form, UPOS) pairs that training did not have, and is trained on the wo
 fewer than ``rare_count`` times, which resemble those (Ratnaparkhi 1996 treats rare
 words the same way): with ``rare_count=10`` it fits in a third of the time, as accurate
 as on all words. Both are fitted on the tags the pipeline predicts (jackknifed,
-:func:`parser.tagging.jackknife`), so that they see tagging errors of test-time quality,
+:func:`parser.text.jackknife`), so that they see tagging errors of test-time quality,
 and lemmatize after the tagger.
 
 References
@@ -68,7 +68,7 @@ import numpy as np
 
 from polyparse.corpora.sentence import ROOT, Sentence
 
-from . import _kernels as TK
+from . import _tagger_kernels as TK
 from . import _lemma_kernels as K
 from .tagger import FORMAT_VERSION as TAGGER_FORMAT_VERSION
 from .tagger import Tagger, _hash_seeded
