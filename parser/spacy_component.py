@@ -44,6 +44,11 @@ MODEL_FILE = "model.npz"
 pipeline."""
 
 
+CONSTRAINT_ATTRIBUTES = frozenset({"polyparse_head", "polyparse_deprel",
+                                   "polyparse_forbidden_heads"})
+"""The token attributes that constrain the parse (:func:`register_extensions`)."""
+
+
 def register_extensions() -> None:
     """The extension attributes the component reads and writes (docs/spacy.md):
 
@@ -61,9 +66,16 @@ def register_extensions() -> None:
                        getter=lambda span: _record(span).get("certificate"))
     Span.set_extension("polyparse_kbest", force=True,
                        getter=lambda span: _record(span).get("kbest"))
-    for name in ("polyparse_head_prob", "polyparse_deprel_prob", "polyparse_head",
-                 "polyparse_deprel", "polyparse_forbidden_heads"):
+    for name in ("polyparse_head_prob", "polyparse_deprel_prob", *CONSTRAINT_ATTRIBUTES):
         Token.set_extension(name, default=None, force=True)
+
+
+def _has_constraints(doc: Doc) -> bool:
+    """Whether a token of ``doc`` has a constraint attribute set: spaCy keeps the values
+    of ``token._`` attributes in ``doc.user_data`` under ``("._.", name, token.idx,
+    None)``, so that a Doc without any is known without reading every token's."""
+    return any(isinstance(key, tuple) and len(key) == 4 and key[0] == "._."
+               and key[1] in CONSTRAINT_ATTRIBUTES for key in doc.user_data)
 
 
 def _record(span: Span) -> dict:
@@ -109,7 +121,8 @@ class PolyparseComponent:
         self.decoder_options = dict(decoder_options)
         if time_limit is not None:
             self.decoder_options["time_limit"] = time_limit
-        self.user = Constraints.parse(constraints, f"{name} config 'constraints'")
+        user = Constraints.parse(constraints, f"{name} config 'constraints'")
+        self.user = None if user == Constraints() else user
         self.max_words = max_words
         self._parser: Parser | None = None
         register_extensions()
@@ -163,6 +176,7 @@ class PolyparseComponent:
         plain = [words.sentence(tags=not retag) for words in units if words.tokens]
         tagged = iter(parser.tag(plain) if retag and plain else plain)
         parsed = {id(doc): [] for doc in docs}
+        constrained = {id(doc) for doc in docs if _has_constraints(doc)}
         for words in units:
             if not words.tokens:
                 parsed[id(words.span.doc)].append((words, None, None))
@@ -170,7 +184,8 @@ class PolyparseComponent:
             sentence = next(tagged)
             if retag:
                 write_tags(words, sentence, lemmas=parser.lemmatizer is not None)
-            parsed[id(words.span.doc)].append((words, *self._parse_one(words, sentence)))
+            parsed[id(words.span.doc)].append(
+                (words, *self._parse_one(words, sentence, id(words.span.doc) in constrained)))
         for doc in docs:
             done = parsed[id(doc)]
             write_trees(doc, [(words, tree) for words, tree, _ in done if tree is not None])
@@ -178,11 +193,13 @@ class PolyparseComponent:
                 {"start": words.span.start, "end": words.span.end, **(record or {})}
                 for words, _, record in done]
 
-    def _parse_one(self, words: SentenceWords, sentence: Sentence
+    def _parse_one(self, words: SentenceWords, sentence: Sentence, attributes: bool
                    ) -> tuple[Sentence, dict]:
         """The tree of one tagged ``sentence`` and its record (certificate or k best
-        trees; the confidences are written into the tokens)."""
-        sentence, constraints = self._constrained(words, sentence)
+        trees; the confidences are written into the tokens), under the tokens'
+        constraints if ``attributes`` (the Doc has some)."""
+        sentence, constraints = (self._constrained(words, sentence) if attributes
+                                 else (sentence, self.user))
         if self.kbest:
             trees = self.parser.kbest(sentence, self.kbest, constraints)
             return trees[0][0], {"certificate": None, "kbest": [
@@ -215,10 +232,11 @@ class PolyparseComponent:
         given = any(h >= 0 for h in heads) or any(d != "_" for d in deprels)
         if given:
             sentence = sentence.with_tree(heads, deprels)
-        if not given and not forbidden and self.user == Constraints():
-            return sentence, None
-        return sentence, Constraints(self.user.forbid_arcs, self.user.forbid_labels,
-                                     keep_given=given, forbid_positions=frozenset(forbidden))
+        if not given and not forbidden:
+            return sentence, self.user
+        user = self.user or Constraints()
+        return sentence, Constraints(user.forbid_arcs, user.forbid_labels, keep_given=given,
+                                     forbid_positions=frozenset(forbidden))
 
     @staticmethod
     def _position(words: SentenceWords, token: int, head: int, attribute: str) -> int:

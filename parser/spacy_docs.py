@@ -94,6 +94,8 @@ def write_trees(doc: Doc, parsed: Sequence[tuple[SentenceWords, Sentence]]) -> N
 def _attach_spaces(heads: np.ndarray, span: Span, words: list[int]) -> None:
     """Attach each whitespace token of ``span`` to the word before it, else the word
     after it; in a span without words, to its first token."""
+    if len(words) == len(span):
+        return
     previous = None
     first = words[0] if words else span.start
     for token in span:
