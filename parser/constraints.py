@@ -95,11 +95,17 @@ class Constraints:
     keep_given:
         Keep the HEAD and DEPREL the input gives (either may be ``_``: then only the
         other is kept); the parser fills in the rest.
+    forbid_positions:
+        ``(head, dependent)`` word positions (0: the root; 1..n the words) whose arc is
+        forbidden: constraints on one sentence by position, as the token attributes of a
+        spaCy ``Doc`` give them (:mod:`parser.spacy_component`); a position beyond a
+        sentence's words concerns no arc of it.
     """
 
     forbid_arcs: tuple[tuple[WordPattern, WordPattern], ...] = ()
     forbid_labels: tuple[tuple[str, WordPattern], ...] = ()
     keep_given: bool = False
+    forbid_positions: frozenset[tuple[int, int]] = frozenset()
 
     @classmethod
     def parse(cls, text: str, source: str = "<constraints>", *,
@@ -152,6 +158,9 @@ class Constraints:
         out = np.zeros((n + 1, n + 1), dtype=bool)
         for head, dep in self.forbid_arcs:
             out |= head.mask(sentence)[:, None] & dep.mask(sentence)[None, :]
+        for head, dep in self.forbid_positions:
+            if head <= n and 1 <= dep <= n:
+                out[head, dep] = True
         return out
 
     def forbidden_labels(self, sentence: Sentence, labels: list[str]) -> np.ndarray:
@@ -182,7 +191,8 @@ class Constraints:
             return True
         if self.forbid_labels and any(dep.mask(sentence).any() for _, dep in self.forbid_labels):
             return True
-        return bool(self.forbid_arcs) and bool(self.forbidden_arcs(sentence).any())
+        return ((bool(self.forbid_arcs) or bool(self.forbid_positions))
+                and bool(self.forbidden_arcs(sentence).any()))
 
 
 @dataclass(frozen=True, eq=False)
@@ -208,7 +218,8 @@ class ArcConstraints(Constraints):
            ) -> "ArcConstraints":
         """``user``'s constraints (none if None) with ``forced`` and ``forbidden``."""
         user = user or Constraints()
-        return cls(user.forbid_arcs, user.forbid_labels, user.keep_given, forced, forbidden)
+        return cls(user.forbid_arcs, user.forbid_labels, user.keep_given,
+                   user.forbid_positions, forced, forbidden)
 
     def forbidden_arcs(self, sentence: Sentence) -> np.ndarray:
         return super().forbidden_arcs(sentence) | self.forbidden

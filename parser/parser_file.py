@@ -107,6 +107,27 @@ def read(path: str | Path) -> Stored:
     return Stored(model, config, report, tokenizer, tagger, lemmatizer, ud_rules)
 
 
+def write_tokenizer(tokenizer: Tokenizer, path: str | Path) -> None:
+    """Write ``tokenizer`` alone to a model file that :func:`read_tokenizer` reads (its
+    metadata and arrays as :func:`write` stores them; no parser)."""
+    meta, arrays = tokenizer.to_json()
+    model_file.save(path, model_file.ModelFile({"tokenizer": meta},
+                                               _prefixed("tokenizer_", arrays)))
+
+
+def read_tokenizer(path: str | Path) -> Tokenizer | None:
+    """The tokenizer of a model file (of :func:`write` or :func:`write_tokenizer`), or
+    None if it has none; :class:`~parser.model_file.ModelFileError` if it is damaged."""
+    contents = model_file.load(path)
+    meta = contents.metadata.get("tokenizer")
+    if not meta:
+        return None
+    try:
+        return Tokenizer.from_json(meta, _unprefixed("tokenizer_", contents.arrays))
+    except (KeyError, TypeError, ValueError) as error:
+        raise model_file.ModelFileError(f"{path}: damaged tokenizer ({error})") from None
+
+
 def _prefixed(prefix: str, arrays: dict) -> dict:
     return {prefix + name: array for name, array in arrays.items()}
 

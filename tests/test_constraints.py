@@ -216,6 +216,19 @@ def test_forbidden_arcs_and_labels(parser, dev):
             assert s.deprels[m] != "amod"
 
 
+def test_forbidden_positions_take_the_arcs_of_the_free_tree_away(parser, dev):
+    parser.use_ud_rules = False
+    free = list(parser.parse(dev[:4]))
+    for sentence, tree in zip(dev[:4], free):
+        arcs = frozenset((int(tree.heads[m]), m) for m in range(1, len(tree) + 1, 2))
+        c = Constraints(forbid_positions=arcs | {(len(tree) + 3, 1)})   # one beyond: none
+        assert c.applies(sentence)
+        assert np.array_equal(np.argwhere(c.forbidden_arcs(sentence)), sorted(arcs))
+        (out,) = parser.parse([sentence], constraints=c)
+        assert not any((int(out.heads[m]), m) in arcs for m in range(1, len(out) + 1))
+    parser.use_ud_rules = True
+
+
 def test_infeasible_names_sentence_and_conflict(parser, dev):
     s = dev[0]
     heads = s.heads.copy()
