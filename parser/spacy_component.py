@@ -29,7 +29,6 @@ from spacy.util import minibatch, registry
 from spacy.vocab import Vocab
 
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, Sentence
-from polyparse.corpora.tokenizer import Tokenizer
 from polyparse.decoders import Certificate
 from polyparse.learning.confidence import Temperatures, head_model
 
@@ -38,6 +37,7 @@ from .analysis import Analysis
 from .constraints import Constraints
 from .pipeline import Parser
 from .spacy_docs import SentenceWords, write_tags, write_trees
+from .text import Tokenizer
 
 MODEL_FILE = "model.npz"
 """The model file's name in the component's (and the tokenizer's) folder of a saved
@@ -323,7 +323,7 @@ def make_component(nlp: Language, name: str, model: str, kbest: int, confidence:
 
 
 class PolyparseTokenizer:
-    """A spaCy tokenizer from polyparse's (:class:`~corpora.tokenizer.Tokenizer`): raw
+    """A spaCy tokenizer from polyparse's (:class:`~parser.text.Tokenizer`): raw
     text to a ``Doc`` of syntactic words (a multiword token's words with no space
     between them) with sentence boundaries (sentences of at most ``max_words`` words).
     The whitespace between tokens is kept as spaCy keeps it (a space after a token, any
