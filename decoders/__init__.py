@@ -10,8 +10,8 @@ import importlib
 import pkgutil
 
 from .base import (CERTIFICATE_KINDS, DECODERS, Budget, Certificate, CertificateCounts,
-                   DecodeResult, Decoder, ScoredTree, TimeLimitReached, decoder_class,
-                   hamming_cost, make_decoder, preferred_decoder, register)
+                   DecodeResult, DecodeStats, Decoder, ScoredTree, TimeLimitReached,
+                   decoder_class, hamming_cost, make_decoder, preferred_decoder, register)
 from .declared import Declared, Option, OptionError
 from .parts import Parts, PartType, arc_parts
 
@@ -20,6 +20,6 @@ for _module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = ["CERTIFICATE_KINDS", "DECODERS", "Budget", "Certificate", "CertificateCounts",
-           "DecodeResult", "Declared", "Decoder", "Option", "OptionError", "Parts",
+           "DecodeResult", "DecodeStats", "Declared", "Decoder", "Option", "OptionError", "Parts",
            "ScoredTree", "decoder_class", "make_decoder", "PartType", "TimeLimitReached",
            "arc_parts", "hamming_cost", "preferred_decoder", "register"]

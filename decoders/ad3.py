@@ -23,7 +23,8 @@ import numpy as np
 
 from . import _ad3_kernels
 from ._ad3_kernels import QP_ITERATIONS
-from .base import DEFAULT_TIME_LIMIT, Budget, Certificate, DecodeResult, Decoder, register
+from .base import (DEFAULT_TIME_LIMIT, Budget, Certificate, DecodeResult, DecodeStats, Decoder,
+                   register)
 from .branching import arc_stakes, branching_arc, fixed_children
 from .factor_graph import FactorGraph, largest_score
 from ._kernels import OK
@@ -152,11 +153,12 @@ class AD3Decoder(Decoder):
         integral = fractional == 0
         certified = bool(integral and relaxed.dual - rounded_value
                          <= self.tol * max(scale, abs(relaxed.dual)))
-        stats = {"time_lp": solved - start, "time_round": time.perf_counter() - solved,
-                 "lp_value": value, "dual_value": relaxed.dual,
-                 "iterations": relaxed.iterations, "converged": relaxed.converged,
-                 "integral": integral, "certified": certified, "fractional_arcs": fractional,
-                 "rounded_value": rounded_value, "search_moves": moves}
+        stats = DecodeStats(time_lp=solved - start, time_round=time.perf_counter() - solved,
+                            lp_value=value, dual_value=relaxed.dual,
+                            iterations=relaxed.iterations, converged=relaxed.converged,
+                            integral=integral, certified=certified,
+                            fractional_arcs=fractional, rounded_value=rounded_value,
+                            search_moves=moves)
         return DecodeResult(output=relaxed.output, heads=heads, value=value, stats=stats)
 
     def _decode_full(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
@@ -182,15 +184,14 @@ class AD3Decoder(Decoder):
             heads, rounded_value = relaxed.heads.copy(), lazy.tree_score
         certified = bool(relaxed.dual - rounded_value
                          <= self.tol * max(1.0, abs(relaxed.dual)))
-        stats = {"time_lp": solved - start, "time_round": time.perf_counter() - solved,
-                 "lp_value": float(scores @ output), "dual_value": relaxed.dual,
-                 "iterations": lazy.iterations, "converged": relaxed.converged,
-                 "integral": fractional == 0, "certified": certified,
-                 "fractional_arcs": fractional, "rounded_value": rounded_value,
-                 "search_moves": moves, "rounds": lazy.rounds,
-                 "active_heads": int(active.sum())}
-        return DecodeResult(output=output, heads=heads, value=stats["lp_value"],
-                            stats=stats)
+        stats = DecodeStats(time_lp=solved - start, time_round=time.perf_counter() - solved,
+                            lp_value=float(scores @ output), dual_value=relaxed.dual,
+                            iterations=lazy.iterations, converged=relaxed.converged,
+                            integral=fractional == 0, certified=certified,
+                            fractional_arcs=fractional, rounded_value=rounded_value,
+                            search_moves=moves, rounds=lazy.rounds,
+                            active_heads=int(active.sum()))
+        return DecodeResult(output=output, heads=heads, value=stats.lp_value, stats=stats)
 
     def relax_full(self, parts: Parts, scores: np.ndarray, active: np.ndarray,
                    cutoff: float = -np.inf, branchable: np.ndarray | None = None,
@@ -251,12 +252,12 @@ class AD3Decoder(Decoder):
         tight is split on a fractional arc, so that one search branches on both the
         constraints and the arcs and is exact (up to the time limit); for ``ad3`` the
         search ends at the first rounded tree that breaks no constraint, with its node's
-        bound (``stats["upper_bound"]``). At full order each node is this decoder's own
+        bound (``stats.upper_bound``). At full order each node is this decoder's own
         decoding of its arcs (:class:`~decoders.labeled_search.DecoderRelaxation`). A
         sentence not settled within :data:`LABELED_NODES` nodes and the dives after them
         goes to the labeled program of HiGHS (:func:`~decoders.labeled.solve_labeled`:
         its LP rounded for ``ad3``, branch and bound for ``ad3-exact``;
-        ``stats["search_gave_up"]``); all within :attr:`time_limit`."""
+        ``stats.search_gave_up``); all within :attr:`time_limit`."""
         budget = Budget(self.time_limit)
         node = AD3Decoder(single_root=self.single_root, penalty=self.penalty,
                           adapt_penalty=self.adapt_penalty, tol=self.tol,
@@ -271,12 +272,12 @@ class AD3Decoder(Decoder):
                                  max_nodes=LABELED_NODES)
 
     def certificate(self, result: DecodeResult) -> Certificate:
-        """``"lp-integral"`` when ``stats["certified"]`` (integral, and the dual value
+        """``"lp-integral"`` when ``stats.certified`` (integral, and the dual value
         meets the tree's score); else ``"rounded"`` with the dual value as the bound."""
         stats = result.stats
-        if stats["certified"]:
-            return Certificate("lp-integral", stats["rounded_value"])
-        return Certificate("rounded", stats["rounded_value"], upper_bound=stats["dual_value"])
+        if stats.certified:
+            return Certificate("lp-integral", stats.rounded_value)
+        return Certificate("rounded", stats.rounded_value, upper_bound=stats.dual_value)
 
     def relax(self, graph: FactorGraph, scale: float, cutoff: float = -np.inf,
               start: DualState | None = None) -> Relaxation:

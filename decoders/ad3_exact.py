@@ -33,7 +33,7 @@ import numpy as np
 
 from ._kernels import OK
 from .ad3 import AD3Decoder, DualState, full_order, score_scale
-from .base import DEFAULT_TIME_LIMIT, Budget, Certificate, DecodeResult, register
+from .base import DEFAULT_TIME_LIMIT, Budget, Certificate, DecodeResult, DecodeStats, register
 from .branching import arc_stakes, branching_arc, fixed_children
 from .factor_graph import FactorGraph, largest_score
 from .full_graph import FullState
@@ -98,10 +98,10 @@ class AD3ExactDecoder(AD3Decoder):
     open node),
     ``root_dual_value``, ``lp_value`` and ``rounded_value`` (the root relaxation's value
     and its rounded tree's score), ``integral`` (the root's arcs), ``time_lp`` (the root,
-    rounding included), ``time_branch`` (the other nodes), ``time``, ``fallback`` and,
-    with a fallback, ``fallback_stage``: ``"lp"`` when the limit was spent by the end of
-    the root, ``"branch"`` when it ran out during the search; at full order also
-    ``rounds`` (AD3 calls over all nodes) and ``active_heads``.
+    rounding included), ``time_branch`` (the other nodes), ``time_decode`` (all of it),
+    ``fallback`` and, with a fallback, ``fallback_stage``: ``"lp"`` when the limit was
+    spent by the end of the root, ``"branch"`` when it ran out during the search; at full
+    order also ``rounds`` (AD3 calls over all nodes) and ``active_heads``.
     """
 
     exact = True
@@ -132,7 +132,7 @@ class AD3ExactDecoder(AD3Decoder):
         best_heads, best = None, -np.inf
         closed = -np.inf            # largest bound of a node closed without branching
         nodes = iterations = 0
-        stats: dict = {"fallback": False}
+        stats = DecodeStats()
         while queue:
             _, _, bound, depth, keep, warm = heapq.heappop(queue)
             cutoff = best + self._slack(graph.scale, best)
@@ -179,10 +179,10 @@ class AD3ExactDecoder(AD3Decoder):
                                        relaxed.state))
         dual = max(closed, best)
         stats.update(nodes=nodes, iterations=iterations, dual_value=float(dual),
-                     certified=not stats["fallback"],
-                     time_branch=time.perf_counter() - start - stats["time_lp"],
-                     time=time.perf_counter() - start)
-        stats.update(graph.stats())
+                     certified=not stats.fallback,
+                     time_branch=time.perf_counter() - start - stats.time_lp,
+                     time_decode=time.perf_counter() - start)
+        graph.count(stats)
         output = parts.from_heads(best_heads)
         return DecodeResult(output=output, heads=best_heads, value=float(scores @ output),
                             stats=stats)
@@ -246,8 +246,8 @@ class OrderTwoNodes:
         return NodeRelaxation(relaxed.dual, relaxed.output, values, relaxed.iterations,
                               relaxed.status, relaxed.state.embed(arcs, pairs, self.graph))
 
-    def stats(self) -> dict:
-        return {}
+    def count(self, stats: DecodeStats) -> None:
+        """Set this kind of node's counts over the search in ``stats``: none at order 2."""
 
 
 class FullNodes:
@@ -293,5 +293,7 @@ class FullNodes:
                               lazy.tree_score,
                               int(kept[lazy.broken_arc]) if lazy.broken_arc >= 0 else -1)
 
-    def stats(self) -> dict:
-        return {"rounds": self.rounds, "active_heads": self.most_active}
+    def count(self, stats: DecodeStats) -> None:
+        """Set ``stats.rounds`` (AD3 calls over all nodes) and ``stats.active_heads``
+        (the most heads active in one node)."""
+        stats.update(rounds=self.rounds, active_heads=self.most_active)

@@ -21,6 +21,116 @@ from .declared import Declared, Registry
 from .parts import Parts, PartType, arc_parts
 
 
+@dataclass(slots=True)
+class DecodeStats:
+    """What a decoder measured while decoding one sentence: one declared field per
+    measurement, each filled by the decoders that make it (their ``Notes`` say which).
+
+    A field a decoder does not measure keeps its default: False for what did not happen
+    (no fallback, no rule fallback, ...) and None for what was not measured (a value, a
+    count, a time). The fields are slots, so that a misspelt name fails when set
+    (:meth:`update` too) instead of adding a measurement no reader looks for.
+    """
+
+    # what happened
+    fallback: bool = False
+    """The time limit (or, in a labeled search, the node limit) stopped the decoder
+    before it finished: the tree is the best found by then (a decoder's
+    :meth:`~Decoder.fallback_certificate`)."""
+    fallback_stage: str | None = None
+    """With a fallback, the stage it happened in: ``"build"``, ``"lp"``, ``"ilp"``
+    (:mod:`decoders.ilp`, :mod:`decoders.lp`), ``"branch"`` (``ad3-exact``),
+    ``"labeled"`` (:func:`~decoders.labeled.solve_labeled`), ``"search"``,
+    ``"restriction"`` or ``"dive"`` (:func:`~decoders.labeled_search.search_labeled`)."""
+    limit: str | None = None
+    """What stopped a labeled search before it closed: ``"nodes"`` or ``"time"``."""
+    relaxed: bool = False
+    """The labeled program's LP relaxation was rounded (``lp``'s labeled decoding),
+    rather than the program solved exactly."""
+    rule_fallback: bool = False
+    """The relaxed labeled program's rounded tree broke a constraint, so the exact
+    program decided the sentence."""
+    search_gave_up: bool = False
+    """A labeled search did not settle the sentence, so the labeled program of HiGHS
+    decided it (:func:`~decoders.labeled_search.search_or_program`)."""
+    branched: bool | None = None
+    """Whether branch and bound ran (the ILP's, or the labeled program's)."""
+    converged: bool | None = None
+    """Whether AD3 met its tolerance within its iterations."""
+    integral: bool | None = None
+    """Whether the relaxation's arcs (for ``ad3-exact``: the root's; for the labeled
+    program: its arc and label variables) are integral."""
+    certified: bool | None = None
+    """AD3: whether the tree is proven optimal (the relaxation is tight at it, or, for
+    ``ad3-exact``, the search closed)."""
+
+    # bounds and values
+    lp_value: float | None = None
+    """The relaxation's optimum (for ``ad3``: the value of its best feasible point; for
+    ``ad3-exact``: the root's); None when it was not solved."""
+    dual_value: float | None = None
+    """AD3's least dual value, an upper bound on every tree's score (for ``ad3-exact``:
+    the largest bound of a closed or open node)."""
+    root_dual_value: float | None = None
+    """``ad3-exact``: the root relaxation's dual value."""
+    rounded_value: float | None = None
+    """The score of the relaxation's rounded tree."""
+    upper_bound: float | None = None
+    """A labeled search's bound on every feasible labeled tree (None: the search is
+    exact), or a fallback's bound."""
+    incumbent_value: float | None = None
+    """The score of the ILP solver's incumbent at the time limit (None without one)."""
+
+    # counts
+    nodes: int | None = None
+    """Branch-and-bound nodes solved (``ad3-exact``: after the root; a labeled search:
+    relaxations)."""
+    ilp_nodes: int | None = None
+    """HiGHS's branch-and-bound nodes (0 without branching; None for PuLP solvers, or
+    when HiGHS stopped before counting)."""
+    arc_splits: int | None = None
+    """Nodes of a labeled search split on a fractional arc."""
+    iterations: int | None = None
+    """AD3 iterations (over all calls and nodes)."""
+    rounds: int | None = None
+    """AD3 calls at full order, one per round of lazily added parts (over all nodes)."""
+    active_heads: int | None = None
+    """Heads whose non-projective-arc parts were added at full order (the most in one
+    node)."""
+    fractional_arcs: int | None = None
+    """Arcs whose relaxed value is fractional."""
+    search_moves: int | None = None
+    """Head changes made by the local search of the rounded tree."""
+    cut_rounds: int | None = None
+    """Rounds of projectivity cuts of the labeled program."""
+    cuts: int | None = None
+    """Projectivity cuts added to the labeled program."""
+
+    # times, in seconds
+    time_build: float | None = None
+    """Building the programs."""
+    time_lp: float | None = None
+    """Solving the relaxation (for ``ilp``: the LP first, rounding included; for
+    ``ad3-exact``: the root, rounding included); None when the time limit stopped the
+    decoder before."""
+    time_round: float | None = None
+    """Rounding the relaxation's solution to a tree (local search included)."""
+    time_ilp: float | None = None
+    """All solving of the ILP decoder (the LP first and branch and bound), or of the
+    labeled program."""
+    time_branch: float | None = None
+    """``ad3-exact``'s nodes after the root."""
+    time_search: float | None = None
+    """A labeled search."""
+    time_decode: float | None = None
+    """The whole decoding (``mst``, ``eisner``, ``ad3-exact``)."""
+
+    def update(self, **fields) -> None:
+        """Set the named ``fields`` (a name that is not a field raises AttributeError)."""
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+
 @dataclass
 class DecodeResult:
     """What a decoder returns.
@@ -41,7 +151,7 @@ class DecodeResult:
         ``score(output) - score(gold) + cost`` when cost-augmented (the slack r(w) of
         section 4; ``>= 0`` for exact and relaxed decoders alike), else 0.
     stats:
-        Decoder-specific measurements (times in seconds, node counts, flags).
+        What the decoder measured (:class:`DecodeStats`).
     """
 
     output: np.ndarray
@@ -49,7 +159,7 @@ class DecodeResult:
     value: float
     cost: float = 0.0
     loss: float = 0.0
-    stats: dict = field(default_factory=dict)
+    stats: DecodeStats = field(default_factory=DecodeStats)
 
     @property
     def integral(self) -> bool:
@@ -292,16 +402,16 @@ class Decoder(Declared, ABC):
 
     def fallback_certificate(self, result: DecodeResult) -> Certificate | None:
         """The ``"time-limit"`` certificate of a ``result`` that fell back
-        (``stats["fallback"]``; its ``value`` is then the score of its tree, and the
-        bound is AD3's dual value or the LP's value when the decoder got that far), or
-        None."""
+        (:attr:`DecodeStats.fallback`; its ``value`` is then the score of its tree, and
+        the bound is AD3's dual value or the LP's value when the decoder got that far),
+        or None."""
         stats = result.stats
-        if not stats.get("fallback"):
+        if not stats.fallback:
             return None
-        bound = stats.get("dual_value", stats.get("lp_value"))
+        bound = stats.lp_value if stats.dual_value is None else stats.dual_value
         return Certificate("time-limit", result.value,
                            upper_bound=None if bound is None else float(bound),
-                           stage=f"{self.name}:{stats['fallback_stage']}")
+                           stage=f"{self.name}:{stats.fallback_stage}")
 
     def decode_arcs(self, S: np.ndarray) -> DecodeResult:
         """Arc-factored decoding from the score matrix alone.
@@ -362,7 +472,7 @@ def hamming_cost(parts: Parts, gold: np.ndarray) -> tuple[np.ndarray, float]:
     return p, float(gold[arcs].sum())
 
 
-def tree_result(S: np.ndarray, heads: np.ndarray, stats: dict) -> DecodeResult:
+def tree_result(S: np.ndarray, heads: np.ndarray, stats: DecodeStats) -> DecodeResult:
     """The :meth:`Decoder.decode_arcs` result of the tree ``heads`` under ``S``."""
     n = S.shape[0] - 1
     chosen = np.zeros(S.shape, dtype=bool)

@@ -13,8 +13,8 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
-from .base import (DEFAULT_TIME_LIMIT, Budget, Certificate, DecodeResult, Decoder, ScoredTree,
-                   TimeLimitReached, register)
+from .base import (DEFAULT_TIME_LIMIT, Budget, Certificate, DecodeResult, DecodeStats, Decoder,
+                   ScoredTree, TimeLimitReached, register)
 from .formulation import FLOWS, Formulation, build_formulation
 from .labeled import solve_labeled
 from .lp import LPDecoder
@@ -87,8 +87,8 @@ class ILPDecoder(Decoder):
 
     Notes
     -----
-    When the time limit runs out the decoder falls back (``stats["fallback"]`` True,
-    ``stats["fallback_stage"]`` the stage: ``"build"``, ``"lp"`` or ``"ilp"``): before
+    When the time limit runs out the decoder falls back (``stats.fallback`` True,
+    ``stats.fallback_stage`` the stage: ``"build"``, ``"lp"`` or ``"ilp"``): before
     the LP first is solved, to the maximum spanning tree under the arc scores; after it,
     to its MST-rounded tree; in branch and bound, to whichever of that tree (or, without
     the LP first, the maximum spanning tree) and the solver's incumbent (if any) scores
@@ -120,16 +120,16 @@ class ILPDecoder(Decoder):
         self.lp_first = lp_first
 
     def decode(self, parts: Parts, scores: np.ndarray) -> DecodeResult:
-        stats = {"time_build": 0.0, "time_lp": 0.0, "time_ilp": 0.0, "branched": False,
-                 "ilp_nodes": 0, "fallback": False}
+        stats = DecodeStats(time_build=0.0, time_lp=0.0, time_ilp=0.0, branched=False,
+                            ilp_nodes=0)
         budget = Budget(self.time_limit)
         relaxed = None
         if self.lp_first:
             relaxed = self._relaxed(parts, scores, self.flow, stats, budget)
-            if relaxed.stats["fallback"]:
-                stats.update(fallback=True, fallback_stage=relaxed.stats["fallback_stage"])
+            if relaxed.stats.fallback:
+                stats.update(fallback=True, fallback_stage=relaxed.stats.fallback_stage)
                 return self._result(parts, scores, relaxed.heads, stats)
-            if relaxed.stats["integral"]:
+            if relaxed.stats.integral:
                 return self._result(parts, scores, relaxed.heads, stats)
         start = time.perf_counter()
         try:
@@ -137,7 +137,7 @@ class ILPDecoder(Decoder):
                                      flow=self.branch_flow, budget=budget)
             budget.check("build")
         except TimeLimitReached:
-            stats["time_build"] += time.perf_counter() - start
+            stats.time_build += time.perf_counter() - start
             if relaxed is None:
                 return fallback_result(parts, scores, self.single_root, "build", stats)
             stats.update(fallback=True, fallback_stage="build")
@@ -148,20 +148,20 @@ class ILPDecoder(Decoder):
         else:
             solution = solve_pulp(form, self.solver, time_limit=budget.left())
             x, optimal, nodes = solution.x, solution.optimal, None
-        stats["time_build"] += built - start
-        stats["time_ilp"] += time.perf_counter() - built
+        stats.time_build += built - start
+        stats.time_ilp += time.perf_counter() - built
         stats.update(branched=True, ilp_nodes=nodes, fallback=not optimal)
         heads = None if x is None else round_to_tree(parts, x[:form.n_parts], self.single_root)
         if not optimal:
-            stats["fallback_stage"] = "ilp"
+            stats.fallback_stage = "ilp"
             if relaxed is None:             # no time for an LP now: the arc scores' MST
                 relaxed = MSTDecoder(single_root=self.single_root).decode(parts, scores)
                 relaxed.stats.update(lp_value=None, rounded_value=relaxed.value)
             incumbent = None if heads is None else float(scores @ parts.from_heads(heads))
-            stats.update(lp_value=relaxed.stats["lp_value"],
-                         rounded_value=relaxed.stats["rounded_value"],
+            stats.update(lp_value=relaxed.stats.lp_value,
+                         rounded_value=relaxed.stats.rounded_value,
                          incumbent_value=incumbent)
-            if incumbent is None or relaxed.stats["rounded_value"] > incumbent:
+            if incumbent is None or relaxed.stats.rounded_value > incumbent:
                 heads = relaxed.heads
         return self._result(parts, scores, heads, stats)
 
@@ -170,7 +170,7 @@ class ILPDecoder(Decoder):
         bound by HiGHS (the ``branch_flow`` program, or the multi-commodity one when
         punctuation must be projective), after the LP relaxation when that is not
         integral. ``solver`` and ``lp_first`` do not apply. With ``time_limit`` the
-        incumbent at the limit is returned (``stats["fallback"]``): it satisfies every
+        incumbent at the limit is returned (``stats.fallback``): it satisfies every
         constraint but may not be optimal."""
         return solve_labeled(parts, scores, problem, single_root=self.single_root,
                              flow=self.branch_flow, time_limit=self.time_limit)
@@ -222,20 +222,20 @@ class ILPDecoder(Decoder):
         trees.sort(key=lambda tree: -tree.score)    # stable: solver tolerance only
         return trees
 
-    def _relaxed(self, parts: Parts, scores: np.ndarray, flow: str, stats: dict,
+    def _relaxed(self, parts: Parts, scores: np.ndarray, flow: str, stats: DecodeStats,
                  budget: Budget) -> DecodeResult:
         """:class:`LPDecoder` on ``flow`` within what is left of ``budget``; its times
         are added to ``stats``."""
         relaxed = LPDecoder(single_root=self.single_root, flow=flow).decode_within(
             parts, scores, budget)
-        solving = relaxed.stats.get("time_lp", 0.0) + relaxed.stats.get("time_round", 0.0)
-        stats["time_build"] += relaxed.stats["time_build"]
-        stats["time_lp"] += solving
-        stats["time_ilp"] += solving
+        solving = (relaxed.stats.time_lp or 0.0) + (relaxed.stats.time_round or 0.0)
+        stats.time_build += relaxed.stats.time_build
+        stats.time_lp += solving
+        stats.time_ilp += solving
         return relaxed
 
     @staticmethod
-    def _result(parts: Parts, scores: np.ndarray, heads: np.ndarray, stats: dict
+    def _result(parts: Parts, scores: np.ndarray, heads: np.ndarray, stats: DecodeStats
                 ) -> DecodeResult:
         output = parts.from_heads(heads)
         return DecodeResult(output=output, heads=heads, value=float(scores @ output),

@@ -51,7 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._labeled_kernels import IS_NONPROJ, projectivity_witnesses
-from .base import MIN_TIME_LIMIT, Budget, DecodeResult, TimeLimitReached
+from .base import MIN_TIME_LIMIT, Budget, DecodeResult, DecodeStats, TimeLimitReached
 from .formulation import Formulation, _Rows, build_formulation
 from .parts import Parts, PartType
 from .trees import INTEGRALITY_TOL, round_to_tree
@@ -326,11 +326,11 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
 
     The LP relaxation of :func:`build_labeled` is solved first (HiGHS); when its arc and
     label variables are integral and the tree breaks nothing, it is the optimum
-    (``stats["integral"]``). Otherwise, exact (``relaxed=False``): HiGHS's branch and
+    (``stats.integral``). Otherwise, exact (``relaxed=False``): HiGHS's branch and
     bound, with the projectivity check (and its cuts) after each solve.
     ``time_limit`` (seconds) bounds the whole call: when it runs out in branch and bound,
     the incumbent, which satisfies every constraint, is returned with
-    ``stats["fallback"]`` True (it may not be optimal). Branch and bound over the whole
+    ``stats.fallback`` True (it may not be optimal). Branch and bound over the whole
     program gets half of the time left after the LP; without an incumbent by then, the
     LP's rounded tree if it breaks nothing, else branch and bound over the arcs of the
     LP's support (a much smaller program) for the rest of the time, its tree returned
@@ -338,7 +338,7 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
     (``"labeled"``; also when the LP itself is not solved in time).
     ``relaxed=True``: the LP relaxation, rounded to a tree by MST on the arc values and each
     word's label by the largest y; when the rounded labeled tree breaks any constraint
-    (:func:`violated`), the exact program decides instead (``stats["rule_fallback"]``).
+    (:func:`violated`), the exact program decides instead (``stats.rule_fallback``).
     Raises :class:`Infeasible` when no labeled tree satisfies the constraints.
     """
     from scipy.optimize import LinearConstraint, linprog, milp  # 0.4 s: not at start-up
@@ -348,8 +348,8 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
     program = build_labeled(parts, scores, problem, single_root=single_root, flow=flow,
                             grandparent=grandparent)
     built = time.perf_counter()
-    stats = {"time_build": built - start, "cut_rounds": 0, "cuts": 0, "branched": False,
-             "rule_fallback": False, "fallback": False, "relaxed": relaxed}
+    stats = DecodeStats(time_build=built - start, cut_rounds=0, cuts=0, branched=False,
+                        relaxed=relaxed)
     budget.check("labeled")
     res = linprog(-program.c, A_ub=program.A_ub, b_ub=program.b_ub, A_eq=program.A_eq,
                   b_eq=program.b_eq, bounds=np.column_stack([program.lb, program.ub]),
@@ -370,7 +370,7 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
         labels = _labels_of(program, x, heads)
         if labels is not None and not violated(parts, problem, program, heads, labels):
             return labeled_result(parts, scores, problem, heads, labels, stats)
-        stats["rule_fallback"] = relaxed
+        stats.rule_fallback = relaxed
     A_ub, b_ub = program.A_ub, program.b_ub
     ub, restricted = program.ub, False
     window = budget.share(0.5)
@@ -405,7 +405,7 @@ def solve_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem, *,
             ub[arcs[lp_x[arcs] <= INTEGRALITY_TOL]] = 0.0
             restricted, window = True, budget
             continue
-        stats["branched"] = True
+        stats.branched = True
         if res.status != 0 or restricted:   # the time limit: the incumbent, not optimal
             stats.update(fallback=True, fallback_stage="labeled")
         x = res.x
@@ -469,7 +469,8 @@ def _labels_of(program: _Program, x: np.ndarray, heads: np.ndarray) -> np.ndarra
 
 
 def labeled_result(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
-                   heads: np.ndarray, labels: np.ndarray, stats: dict) -> LabeledResult:
+                   heads: np.ndarray, labels: np.ndarray, stats: DecodeStats
+                   ) -> LabeledResult:
     """The :class:`LabeledResult` of the labeled tree ``(heads, labels)``: its value is
     the model's score of the tree plus its labels' offsets."""
     output = parts.from_heads(heads)

@@ -55,7 +55,7 @@ from typing import Callable, NamedTuple, Protocol
 import numpy as np
 
 from . import _kernels
-from .base import Budget, Decoder, TimeLimitReached
+from .base import Budget, DecodeStats, Decoder, TimeLimitReached
 from .labeled import (Infeasible, LabeledProblem, LabeledResult,
                       labeled_result, projectivity_violations, solve_labeled)
 from .parts import Parts, PartType
@@ -320,7 +320,7 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
     the trees, e.g. :func:`projective_restriction`; ``max_nodes`` more), else
     depth-first dives from the root (:data:`DIVES`, ``max_nodes`` relaxations each),
     within the rest of ``budget``, give a tree that breaks nothing, with the best open
-    node's bound (``stats["fallback"]``); None if they find none (the caller decides
+    node's bound (``stats.fallback``); None if they find none (the caller decides
     then). :class:`~decoders.labeled.Infeasible` when no labeled tree satisfies
     ``problem``. ``stats``: ``nodes`` (relaxations solved), ``arc_splits`` (nodes split
     on an arc), ``upper_bound`` (None: exact), ``fallback``, ``fallback_stage`` (``"search"``: the incumbent;
@@ -405,14 +405,14 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
 
     add(np.inf, checker.valid, root)
     nodes, arc_splits, dived, upper = 1, 0, False, None
-    stats = {"fallback": False}
+    stats = DecodeStats()
     while heap:
         neg_bound, _, allowed, tree, items, warm = heapq.heappop(heap)
         if -neg_bound <= cutoff():      # best first: no open node beats the incumbent
             break
         if tree is None:
             if nodes >= max_nodes or search_budget.left() == 0.0:
-                stats["limit"] = "nodes" if nodes >= max_nodes else "time"
+                stats.limit = "nodes" if nodes >= max_nodes else "time"
                 # out of nodes: the better of the incumbent and the restriction's best
                 # tree, else a dive from the root, for a tree that breaks nothing; this
                 # node's bound (the best open one's) still bounds every tree
@@ -425,13 +425,13 @@ def search_labeled(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
                     except Infeasible:
                         pass
                 if found is not None:
-                    nodes += found.result.stats["nodes"]
+                    nodes += found.result.stats.nodes
                     if incumbent is None or found.result.value > incumbent.node.value:
                         incumbent = _Tree(NodeTree(upper, found.result.heads,
                                                    found.result.value, False),
                                           None, None, found.labels)
                         # the restriction's best tree, or one its own dives found
-                        stage = "dive" if found.result.stats["fallback"] else "restriction"
+                        stage = "dive" if found.result.stats.fallback else "restriction"
                 for first in DIVES if incumbent is None else ():
                     incumbent, used = dive(first, max_nodes)
                     nodes += used
@@ -473,7 +473,7 @@ def search_or_program(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
                       restriction: Relaxation | None = None) -> LabeledResult:
     """:func:`search_labeled`, and for a sentence it does not settle, the labeled program
     of HiGHS (:func:`~decoders.labeled.solve_labeled`, its LP rounded when ``relaxed``,
-    else branch and bound; ``stats["search_gave_up"]``), all within ``budget``
+    else branch and bound; ``stats.search_gave_up``), all within ``budget``
     (:class:`~decoders.base.TimeLimitReached` when it runs out before a tree that
     satisfies ``problem`` is found): what the decoders that honor constraints by search
     (``mst``, ``ad3``, ``ad3-exact``) return from ``decode_labeled``."""
@@ -484,5 +484,5 @@ def search_or_program(parts: Parts, scores: np.ndarray, problem: LabeledProblem,
             raise TimeLimitReached("labeled")
         found = solve_labeled(parts, scores, problem, single_root=single_root,
                               relaxed=relaxed, time_limit=budget.left())
-        found.result.stats["search_gave_up"] = True
+        found.result.stats.search_gave_up = True
     return found

@@ -15,8 +15,8 @@ from typing import Literal
 
 import numpy as np
 
-from .base import (DEFAULT_TIME_LIMIT, Budget, Certificate, DecodeResult, Decoder,
-                   TimeLimitReached, register)
+from .base import (DEFAULT_TIME_LIMIT, Budget, Certificate, DecodeResult, DecodeStats,
+                   Decoder, TimeLimitReached, register)
 from .formulation import FLOWS, GRANDPARENTS, Formulation, build_formulation
 from .labeled import solve_labeled
 from .local_search import local_search
@@ -135,9 +135,9 @@ def relaxed_decode(parts: Parts, scores: np.ndarray, form: Formulation, *,
     heads, rounded_value, fractional, moves = round_relaxed(
         parts, scores, output, single_root=single_root,
         search=search and budget.left() != 0.0)
-    stats = {"time_lp": solved - start, "time_round": time.perf_counter() - solved,
-             "integral": fractional == 0, "fractional_arcs": fractional,
-             "lp_value": value, "rounded_value": rounded_value, "search_moves": moves}
+    stats = DecodeStats(time_lp=solved - start, time_round=time.perf_counter() - solved,
+                        integral=fractional == 0, fractional_arcs=fractional,
+                        lp_value=value, rounded_value=rounded_value, search_moves=moves)
     return DecodeResult(output=output, heads=heads, value=value, stats=stats)
 
 
@@ -166,16 +166,17 @@ class LPDecoder(Decoder):
         Seconds per sentence for all of it (building the LP, solving, rounding), or
         None. When they run out before the LP is solved the result is the maximum
         spanning tree under the arc scores (:func:`~decoders.trees.fallback_result`),
-        with ``stats["fallback"]`` True; when they run out after, the MST-rounded tree
+        with ``stats.fallback`` True; when they run out after, the MST-rounded tree
         without local search.
 
     Notes
     -----
     ``output`` is fractional in general and ``value`` (the LP optimum) upper-bounds the
-    score of every tree; ``stats`` has ``time_build, time_lp, time_round, integral,
-    fractional_arcs, lp_value, rounded_value`` (the score of ``heads``) and
-    ``search_moves`` (head changes made by the local search; in ``time_round``),
-    ``fallback`` and, with a fallback, ``fallback_stage`` (``"build"`` or ``"lp"``).
+    score of every tree; ``stats`` (:class:`~decoders.base.DecodeStats`) has
+    ``time_build, time_lp, time_round, integral, fractional_arcs, lp_value,
+    rounded_value`` (the score of ``heads``) and ``search_moves`` (head changes made by
+    the local search; in ``time_round``), ``fallback`` and, with a fallback,
+    ``fallback_stage`` (``"build"`` or ``"lp"``).
     """
 
     part_types = frozenset(PartType)
@@ -203,7 +204,7 @@ class LPDecoder(Decoder):
         """The labeled LP relaxation on ``flow``, rounded (MST on the arc values, each
         word's label by its largest label variable); when the rounded labeled tree
         breaks a constraint, the exact program decides that sentence instead
-        (``stats["rule_fallback"]``), so no hard constraint is ever broken
+        (``stats.rule_fallback``), so no hard constraint is ever broken
         (:func:`~decoders.labeled.solve_labeled`). ``time_limit`` bounds that branch and
         bound (its incumbent, which satisfies every constraint, is then kept)."""
         return solve_labeled(parts, scores, problem, single_root=self.single_root,
@@ -218,9 +219,9 @@ class LPDecoder(Decoder):
         if fallen is not None:
             return fallen
         stats = result.stats
-        if stats["integral"]:
-            return Certificate("lp-integral", stats["rounded_value"])
-        return Certificate("rounded", stats["rounded_value"], upper_bound=stats["lp_value"])
+        if stats.integral:
+            return Certificate("lp-integral", stats.rounded_value)
+        return Certificate("rounded", stats.rounded_value, upper_bound=stats.lp_value)
 
     def decode_within(self, parts: Parts, scores: np.ndarray, budget: Budget
                       ) -> DecodeResult:
@@ -235,7 +236,6 @@ class LPDecoder(Decoder):
                                     method=self.method, search=self.search, budget=budget)
         except TimeLimitReached as stop:
             return fallback_result(parts, scores, self.single_root, stop.stage,
-                                   {"time_build": time.perf_counter() - start})
-        result.stats["time_build"] = built - start
-        result.stats["fallback"] = False
+                                   DecodeStats(time_build=time.perf_counter() - start))
+        result.stats.time_build = built - start
         return result

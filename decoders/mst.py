@@ -29,9 +29,9 @@ class MSTDecoder(TreeAlgorithmDecoder):
         the constraints with the maximum spanning tree as its bound
         (:mod:`decoders.labeled_search`). Out of nodes, the best projective tree that
         satisfies the constraints (the same search over Eisner's trees) with the best
-        open bound (``stats["fallback"]``); a sentence neither settles goes to the
+        open bound (``stats.fallback``); a sentence neither settles goes to the
         labeled ILP (:func:`~decoders.labeled.solve_labeled`;
-        ``stats["search_gave_up"]``); all within :attr:`time_limit`."""
+        ``stats.search_gave_up``); all within :attr:`time_limit`."""
         return search_or_program(parts, scores, problem,
                                  mst_relaxation(parts, self.single_root),
                                  Budget(self.time_limit), single_root=self.single_root, relaxed=False,

@@ -9,7 +9,7 @@ from typing import Callable, ClassVar
 
 import numpy as np
 
-from .base import Certificate, DecodeResult, Decoder, tree_result
+from .base import Certificate, DecodeResult, DecodeStats, Decoder, tree_result
 from .parts import Parts
 
 
@@ -31,7 +31,7 @@ class TreeAlgorithmDecoder(Decoder):
         elapsed = time.perf_counter() - start
         output = parts.from_heads(heads)
         return DecodeResult(output=output, heads=heads, value=float(scores @ output),
-                            stats={"time_decode": elapsed})
+                            stats=DecodeStats(time_decode=elapsed))
 
     def certificate(self, result: DecodeResult) -> Certificate:
         """The decoder's own kind (``"mst"``, ``"eisner"``): its tree is optimal for
@@ -41,4 +41,4 @@ class TreeAlgorithmDecoder(Decoder):
     def decode_arcs(self, S: np.ndarray) -> DecodeResult:
         start = time.perf_counter()
         heads = type(self).algorithm(S, self.single_root)
-        return tree_result(S, heads, {"time_decode": time.perf_counter() - start})
+        return tree_result(S, heads, DecodeStats(time_decode=time.perf_counter() - start))

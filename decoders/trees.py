@@ -16,10 +16,12 @@ arborescences are in :mod:`decoders.kbest`, the matrix-tree theorem's marginals 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from . import _kernels
-from .base import DecodeResult
+from .base import DecodeResult, DecodeStats
 from .parts import Parts
 
 INTEGRALITY_TOL = 1e-6
@@ -135,11 +137,11 @@ def round_to_tree(parts: Parts, arc_values: np.ndarray, single_root: bool) -> np
 
 
 def fallback_result(parts: Parts, scores: np.ndarray, single_root: bool, stage: str,
-                    stats: dict) -> DecodeResult:
+                    stats: DecodeStats) -> DecodeResult:
     """What a decoder whose time limit ran out in ``stage`` returns: the maximum spanning
     tree under the arc scores (cheap and always a tree), with ``stats`` plus
     ``fallback=True`` and ``fallback_stage``."""
     heads = chu_liu_edmonds(parts.arc_matrix(scores), single_root)
     output = parts.from_heads(heads)
     return DecodeResult(output=output, heads=heads, value=float(scores @ output),
-                        stats={**stats, "fallback": True, "fallback_stage": stage})
+                        stats=replace(stats, fallback=True, fallback_stage=stage))

@@ -76,18 +76,18 @@ def main(argv: list[str] | None = None) -> None:
         row = {"decoder": label, "options": options, "sentences": len(dev), "tokens": tokens,
                "tokens_per_s": tokens / seconds, "seconds": seconds,
                "uas": 100.0 * correct / tokens,
-               "integral": float(np.mean([r.stats["integral"] for r in results]))}
+               "integral": float(np.mean([r.stats.integral for r in results]))}
         if lp_values is None:
             lp_values = values
         if name == "ad3":
-            converged = np.array([r.stats["converged"] for r in results])
-            iterations = np.array([r.stats["iterations"] for r in results])
+            converged = np.array([r.stats.converged for r in results])
+            iterations = np.array([r.stats.iterations for r in results])
             rel = np.abs(values - lp_values) / np.maximum(1.0, np.abs(lp_values))
-            dual_ok = np.array([r.stats["dual_value"] for r in results]) >= lp_values - 1e-6
+            dual_ok = np.array([r.stats.dual_value for r in results]) >= lp_values - 1e-6
             row.update(converged=float(converged.mean()),
                        iterations_mean=float(iterations.mean()),
                        iterations_median=float(np.median(iterations)),
-                       certified=float(np.mean([r.stats["certified"] for r in results])),
+                       certified=float(np.mean([r.stats.certified for r in results])),
                        rel_diff_converged_median=float(np.median(rel[converged]))
                        if converged.any() else None,
                        rel_diff_converged_max=float(rel[converged].max())

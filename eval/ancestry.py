@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for (flow, ancestry), (results, seconds, size) in found.items():
         is_ad3 = flow == AD3[0]
-        value = np.array([r.stats["dual_value"] if is_ad3 else r.value for r in results])
+        value = np.array([r.stats.dual_value if is_ad3 else r.value for r in results])
         excess = (value - ref_value) / np.maximum(1.0, np.abs(ref_value))
         correct = sum(int(np.sum(r.heads[1:] == g)) for r, g in zip(results, gold))
         rows.append({
@@ -97,15 +97,15 @@ def main(argv: list[str] | None = None) -> None:
             "tokens_per_s": tokens / float(seconds.sum()),
             **({} if is_ad3 else {"variables": float(size[:, 0].mean()),
                                    "rows": float(size[:, 1].mean())}),
-            "integral": float(np.mean([r.stats["integral"] for r in results])),
+            "integral": float(np.mean([r.stats.integral for r in results])),
             "same_value": float(np.mean(np.abs(excess) <= 1e-6)),
             "excess_median": f"{np.median(excess):.1e}", "excess_max": f"{excess.max():.1e}",
             "same_tree": float(np.mean([np.array_equal(r.heads, f.heads)
                                         for r, f in zip(results, reference)])),
             "uas": 100.0 * correct / tokens,
-            **({"iterations": float(np.median([r.stats["iterations"] for r in results])),
-                "converged": float(np.mean([r.stats["converged"] for r in results])),
-                "certified": float(np.mean([r.stats["certified"] for r in results]))}
+            **({"iterations": float(np.median([r.stats.iterations for r in results])),
+                "converged": float(np.mean([r.stats.converged for r in results])),
+                "certified": float(np.mean([r.stats.certified for r in results]))}
                if is_ad3 else {}),
             "load": f"{load_before:.1f}-{load_after:.1f}"})
     notes = (f"Model {args.model or 'trained here'} (order "

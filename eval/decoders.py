@@ -46,7 +46,7 @@ from ._common import arguments, single_thread, treebank, write_table
 
 single_thread()
 
-from polyparse.decoders import make_decoder  # noqa: E402
+from polyparse.decoders import DecodeStats, make_decoder  # noqa: E402
 from polyparse.parser.evaluate import attachment_scores  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
@@ -60,13 +60,13 @@ SMOKE = ["--treebank", "sample", "--max-train", "20", "--max-dev", "5", "--epoch
 """The smoke run: trained on 20 sentences of the sample, 5 dev sentences decoded."""
 
 
-def certified(name: str, stats: dict) -> bool:
+def certified(name: str, stats: DecodeStats) -> bool:
     """Whether the decoder proved its tree optimal."""
     if name == "lp":
-        return bool(stats["integral"])
+        return bool(stats.integral)
     if name == "ilp":
-        return not stats["fallback"]
-    return bool(stats["certified"])
+        return not stats.fallback
+    return bool(stats.certified)
 
 
 def model_for(args, train) -> tuple[Parser, str]:
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
         seconds = np.array(seconds)
         stats = [r.stats for r in results]
         values[label] = np.array([r.value if name != "lp" and name != "ad3"
-                                  else r.stats["rounded_value"] for r in results])
+                                  else r.stats.rounded_value for r in results])
         row = {"decoder": label, "options": options, "sentences": len(dev), "tokens": tokens,
                "tokens_per_s": tokens / seconds.sum(), "seconds": float(seconds.sum()),
                "median_ms": 1e3 * float(np.median(seconds)),
@@ -134,20 +134,20 @@ def main(argv: list[str] | None = None) -> None:
                "max_ms": 1e3 * float(seconds.max()),
                "certified": float(np.mean([certified(name, s) for s in stats])),
                "uas": scores["uas"], "las": scores["las"],
-               "fallbacks": int(sum(bool(s.get("fallback")) for s in stats)),
+               "fallbacks": int(sum(s.fallback for s in stats)),
                "load": f"{load_before:.1f}-{load_after:.1f}"}
         if name in ("ad3", "ad3-exact"):
-            row["iterations_mean"] = float(np.mean([s["iterations"] for s in stats]))
-            if "rounds" in stats[0]:
-                row["rounds_mean"] = float(np.mean([s["rounds"] for s in stats]))
+            row["iterations_mean"] = float(np.mean([s.iterations for s in stats]))
+            if stats[0].rounds is not None:
+                row["rounds_mean"] = float(np.mean([s.rounds for s in stats]))
         if name == "ad3":
-            row["converged"] = float(np.mean([s["converged"] for s in stats]))
+            row["converged"] = float(np.mean([s.converged for s in stats]))
         if name == "ad3-exact":
-            nodes = np.array([s["nodes"] for s in stats])
+            nodes = np.array([s.nodes for s in stats])
             row.update(nodes_mean=float(nodes.mean()), nodes_max=int(nodes.max()),
                        branched=float(np.mean(nodes > 0)))
         if name == "ilp":
-            row["nodes_mean"] = float(np.mean([s["ilp_nodes"] or 0 for s in stats]))
+            row["nodes_mean"] = float(np.mean([s.ilp_nodes or 0 for s in stats]))
             ilp_heads = [r.heads for r in results]
         rows.append(row)
         rows[-1]["_results"] = results
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
         if "lp" in relaxed_by and row["decoder"] in relaxed_by:
             differ = [not np.array_equal(r.heads, q.heads)
                       for r, q in zip(results, relaxed_by["lp"])]
-            both_fractional = [d and not r.stats["integral"] and not q.stats["integral"]
+            both_fractional = [d and not r.stats.integral and not q.stats.integral
                                for d, r, q in zip(differ, results, relaxed_by["lp"])]
             row["trees_unlike_lp"] = f"{sum(differ)} ({sum(both_fractional)})"
         rel = (np.abs(values[row["decoder"]] - values["ilp"])

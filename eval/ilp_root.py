@@ -79,10 +79,10 @@ def main(argv: list[str] | None = None) -> None:
         relaxed = lp.decode(parts, scores)
         seconds = time.process_time() - start
         lp_seconds += seconds
-        if not relaxed.stats["integral"]:
+        if not relaxed.stats.integral:
             fractional.append(Fractional(parts, scores, words, seconds,
-                                         relaxed.stats["lp_value"],
-                                         relaxed.stats["rounded_value"]))
+                                         relaxed.stats.lp_value,
+                                         relaxed.stats.rounded_value))
     if not fractional:
         sys.exit(f"none of the {len(dev)} dev sentences has a fractional LP: nothing to time")
     rows = [{"variant": "lp (multi-commodity), all sentences", "sentences": len(dev),

@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from polyparse.corpora.sentence import Sentence
-from polyparse.decoders import Budget, Certificate, Decoder, TimeLimitReached
+from polyparse.decoders import Budget, Certificate, Decoder, DecodeStats, TimeLimitReached
 from polyparse.decoders.labeled import Infeasible, LabeledProblem, LabeledResult, best_labels
 from polyparse.decoders.trees import chu_liu_edmonds
 from polyparse.learning.model import LinearModel
@@ -164,24 +164,24 @@ class ConstrainedDecoding:
             rules = frozenset()
             labeled = self._decode_labeled(sentence, rules, None, decoder.within(budget),
                                            True)
-        if labeled.result.stats.get("fallback") and hint is not None and budget.left() != 0:
+        if labeled.result.stats.fallback and hint is not None and budget.left() != 0:
             labeled = self._repaired(sentence, rules, user, decoder.within(budget), labeled,
                                      hint)
         stats = labeled.result.stats
-        self.constrained["lp_to_ilp"] += bool(stats.get("rule_fallback"))
+        self.constrained["lp_to_ilp"] += bool(stats.rule_fallback)
         value = labeled.result.value
-        if stats.get("fallback"):
-            kind = "node-limit" if stats.get("limit") == "nodes" else "time-limit"
+        if stats.fallback:
+            kind = "node-limit" if stats.limit == "nodes" else "time-limit"
             certificate = Certificate(kind, value, upper_bound=_upper_bound(stats),
                                       stage=f"{decoder.name}:labeled")
-        elif stats.get("upper_bound") is not None:      # a relaxed decoder's search
-            certificate = Certificate("rounded", value, upper_bound=stats["upper_bound"])
-        elif not stats.get("relaxed") or stats.get("rule_fallback"):
+        elif stats.upper_bound is not None:      # a relaxed decoder's search
+            certificate = Certificate("rounded", value, upper_bound=stats.upper_bound)
+        elif not stats.relaxed or stats.rule_fallback:
             certificate = Certificate("exact", value)
-        elif stats["integral"]:
+        elif stats.integral:
             certificate = Certificate("lp-integral", value)
         else:
-            certificate = Certificate("rounded", value, upper_bound=stats["lp_value"])
+            certificate = Certificate("rounded", value, upper_bound=stats.lp_value)
         return labeled, certificate
 
     def _repaired(self, sentence: Sentence, rules: frozenset, user: Constraints | None,
@@ -200,8 +200,8 @@ class ConstrainedDecoding:
             return incumbent
         self.constrained["repaired"] += 1
         # still a time-limit result; its bound is the full program's, not the small one's
-        stats = dict(repaired.result.stats, fallback=True,
-                     upper_bound=_upper_bound(incumbent.result.stats))
+        stats = replace(repaired.result.stats, fallback=True,
+                        upper_bound=_upper_bound(incumbent.result.stats))
         return replace(repaired, result=replace(repaired.result, stats=stats))
 
     def _decode_labeled(self, sentence: Sentence, rules: frozenset,
@@ -339,11 +339,10 @@ class ConstrainedDecoding:
         return f"{where}: no tree satisfies the constraints ({what})"
 
 
-def _upper_bound(stats: dict) -> float | None:
+def _upper_bound(stats: DecodeStats) -> float | None:
     """The upper bound a labeled decoding that fell back reports: its search's bound,
     else its LP's value (None: neither was reached)."""
-    bound = stats.get("upper_bound")
-    return stats.get("lp_value") if bound is None else bound
+    return stats.lp_value if stats.upper_bound is None else stats.upper_bound
 
 
 def _arc_rows(heads: np.ndarray) -> np.ndarray:

@@ -50,7 +50,7 @@ class Decoding(ConstrainedDecoding):
     @property
     def fallbacks(self) -> int:
         """Sentences whose decoder ran out of its time limit and fell back to a cheaper
-        tree (``stats["fallback"]``), counted as sentences are parsed."""
+        tree (``stats.fallback``), counted as sentences are parsed."""
         return self.decodings.kinds["time-limit"]
 
     def use_decoder(self, name: str | None = None, **options) -> None:

@@ -35,13 +35,13 @@ def measure(model: LinearModel, sentences: Iterable[Sentence], lp: Decoder,
         time_features = time.perf_counter() - start
         exact = ilp.decode(example.parts, scores)
         relaxed, fields = _relaxation(lp, example.parts, scores, exact, sentence)
-        stages = [f"{name}:{result.stats['fallback_stage']}"
+        stages = [f"{name}:{result.stats.fallback_stage}"
                   for name, result in (("lp", relaxed), ("ilp", exact))
-                  if result.stats["fallback"]]
+                  if result.stats.fallback]
         record = {
             "sent_id": sentence.sent_id or str(index), "n": len(sentence),
             "ilp_value": exact.value, **fields, "time_features": time_features,
-            "time_ilp": exact.stats["time_ilp"], "ilp_nodes": exact.stats["ilp_nodes"],
+            "time_ilp": exact.stats.time_ilp, "ilp_nodes": exact.stats.ilp_nodes,
             "fallback": bool(stages), "fallback_stage": ",".join(stages) or None,
         }
         if sentence.has_tree():
@@ -61,17 +61,18 @@ def _relaxation(decoder: Decoder, parts, scores: np.ndarray, exact, sentence: Se
     relaxed = decoder.decode(parts, scores)
     elapsed = time.perf_counter() - start
     stats = relaxed.stats
-    out = bool(stats.get("fallback"))       # no LP optimum: no gap to report
-    time_build = stats.get("time_build", 0.0)
+    out = stats.fallback                    # no LP optimum: no gap to report
+    time_build = stats.time_build or 0.0
     fields = {
         "lp_value": None if out else relaxed.value,
-        "rounded_value": relaxed.value if out else stats["rounded_value"],
-        "search_moves": 0 if out else stats["search_moves"],
+        "rounded_value": relaxed.value if out else stats.rounded_value,
+        "search_moves": 0 if out else stats.search_moves,
         "gap": None if out else relaxed.value - exact.value,
-        "integral": False if out else bool(stats["integral"]),
-        "fractional_arcs": None if out else int(stats["fractional_arcs"]),
-        "time_build": time_build, "time_lp": stats.get("time_lp", elapsed - time_build),
-        "time_round": stats.get("time_round", 0.0),
+        "integral": False if out else bool(stats.integral),
+        "fractional_arcs": None if out else int(stats.fractional_arcs),
+        "time_build": time_build,
+        "time_lp": elapsed - time_build if stats.time_lp is None else stats.time_lp,
+        "time_round": stats.time_round or 0.0,
     }
     if sentence.has_tree():
         fields["correct_lp"] = int(np.sum(relaxed.heads[1:] == sentence.heads[1:]))

@@ -128,19 +128,19 @@ def test_lp_value_dual_bound_and_certificates_on_random_order_2_instances():
         result = AD3Decoder(single_root=single_root, max_iter=3000).decode(parts, scores)
         stats = result.stats
         where = f"n={n} pruned={pruned} single_root={single_root}"
-        assert stats["dual_value"] >= lp - 1e-9 * max(1.0, abs(lp)), where
+        assert stats.dual_value >= lp - 1e-9 * max(1.0, abs(lp)), where
         assert result.value == pytest.approx(float(scores @ result.output), abs=1e-9)
-        if stats["converged"]:
+        if stats.converged:
             converged += 1
             assert result.value == pytest.approx(lp, rel=1e-6, abs=1e-6), where
         else:
             assert result.value <= lp + 1e-9 * max(1.0, abs(lp)), where  # a feasible point
-        if stats["certified"]:
+        if stats.certified:
             certified += 1
             exact = ILPDecoder(single_root=single_root).decode(parts, scores).value
-            assert stats["rounded_value"] == pytest.approx(exact, abs=1e-9), where
+            assert stats.rounded_value == pytest.approx(exact, abs=1e-9), where
         assert float(scores @ parts.from_heads(result.heads)) == pytest.approx(
-            stats["rounded_value"], abs=1e-9)
+            stats.rounded_value, abs=1e-9)
     # measured: 24 of 28 converge within 3000 iterations (random scores
     # make fractional, degenerate LPs on which ADMM is slow), 7 are certified
     assert converged >= 0.75 * len(CASES)
@@ -184,10 +184,10 @@ def test_order_1_gives_the_mst_value(n, pruned, single_root):
     _, parts, scores, graph, lp = instance(200 + n, n, pruned, single_root, order="1")
     result = AD3Decoder(single_root=single_root).decode(parts, scores)
     _, best = graph.tree_map(graph.unary)
-    assert result.stats["converged"] and result.stats["integral"]
+    assert result.stats.converged and result.stats.integral
     assert result.value == pytest.approx(best, abs=1e-6)
-    assert result.stats["rounded_value"] == pytest.approx(best, abs=1e-9)
-    assert result.stats["certified"]
+    assert result.stats.rounded_value == pytest.approx(best, abs=1e-9)
+    assert result.stats.certified
 
 
 def test_options_are_checked():

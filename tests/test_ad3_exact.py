@@ -38,9 +38,9 @@ def assert_optimal(result, parts, scores, trees, values, where):
     # continuous random scores: the argmax is unique
     np.testing.assert_array_equal(result.heads, trees[best], err_msg=where)
     np.testing.assert_array_equal(result.output, parts.from_heads(result.heads))
-    assert result.stats["certified"] and not result.stats["fallback"], where
-    assert result.stats["dual_value"] >= result.value - 1e-9, where
-    assert result.stats["dual_value"] <= result.value + 1e-6 * max(1.0, abs(result.value))
+    assert result.stats.certified and not result.stats.fallback, where
+    assert result.stats.dual_value >= result.value - 1e-9, where
+    assert result.stats.dual_value <= result.value + 1e-6 * max(1.0, abs(result.value))
 
 
 @pytest.mark.parametrize("pruned", [False, True])
@@ -60,8 +60,8 @@ def test_order_2_equals_brute_force_where_the_lp_is_fractional(pruned, single_ro
             assert_optimal(result, parts, scores, trees, values,
                            f"n={n} seed={seed} {result.stats}")
             root = AD3Decoder(single_root=single_root, time_limit=None).decode(parts, scores)
-            if not root.stats["certified"]:
-                assert result.stats["nodes"] > 0
+            if not root.stats.certified:
+                assert result.stats.nodes > 0
                 branched += 1
     # measured: 3 to 6 of the 9 instances per case need branching
     assert branched >= 3
@@ -79,7 +79,7 @@ def test_exact_whatever_ad3s_iteration_budget(single_root):
         result = AD3ExactDecoder(single_root=single_root, max_iter=3,
                                  time_limit=None).decode(parts, scores)
         assert_optimal(result, parts, scores, trees, values, f"n={n} {result.stats}")
-        branched += result.stats["nodes"] > 0
+        branched += result.stats.nodes > 0
     assert branched == 3
 
 
@@ -90,7 +90,7 @@ def test_order_1_settles_at_the_root(single_root):
         trees, values = brute_force(graph, n, single_root)
         result = AD3ExactDecoder(single_root=single_root, time_limit=None).decode(parts, scores)
         assert_optimal(result, parts, scores, trees, values, f"n={n}")
-        assert result.stats["nodes"] == 0
+        assert result.stats.nodes == 0
 
 
 def random_order_2(rng, n, heads_per_word, higher_order_scale):
@@ -110,9 +110,9 @@ def test_agrees_with_the_ilp_on_larger_order_2_instances():
         exact = AD3ExactDecoder(single_root=single_root, time_limit=None).decode(parts, scores)
         ilp = ILPDecoder(single_root=single_root, time_limit=None).decode(parts, scores)
         assert exact.value == pytest.approx(ilp.value, rel=1e-6, abs=1e-6)
-        assert exact.stats["certified"]
+        assert exact.stats.certified
         assert_valid_tree(exact.heads, n, single_root)
-        branched += exact.stats["nodes"] > 0
+        branched += exact.stats.nodes > 0
     assert branched >= 3        # measured: 5 of 8
 
 
@@ -141,17 +141,17 @@ def test_time_limit_falls_back_to_the_incumbent():
     rng = np.random.default_rng(2)
     parts, scores = random_order_2(rng, 12, 4, 1.0)
     full = AD3ExactDecoder().decode(parts, scores)
-    assert full.stats["nodes"] > 0 and full.stats["certified"]
+    assert full.stats.nodes > 0 and full.stats.certified
     result = AD3ExactDecoder(time_limit=1e-9).decode(parts, scores)
     stats = result.stats
-    assert stats["fallback"] and stats["fallback_stage"] == "lp"
-    assert not stats["certified"] and stats["nodes"] == 0
+    assert stats.fallback and stats.fallback_stage == "lp"
+    assert not stats.certified and stats.nodes == 0
     assert_valid_tree(result.heads, 12, True)
     np.testing.assert_array_equal(result.output, parts.from_heads(result.heads))
     assert result.value == pytest.approx(scores @ result.output)
-    assert result.value == pytest.approx(stats["rounded_value"])
+    assert result.value == pytest.approx(stats.rounded_value)
     assert result.value <= full.value + 1e-9
-    assert stats["dual_value"] >= full.value - 1e-9
+    assert stats.dual_value >= full.value - 1e-9
 
 
 def test_options():
@@ -191,8 +191,8 @@ def test_full_order_equals_brute_force(pruned, single_root):
                                      time_limit=None).decode(parts, scores)
             assert_optimal(result, parts, scores, trees[mine], structures @ scores,
                            f"n={n} {result.stats}")
-            branched += result.stats["nodes"] > 0
-            rounds += result.stats["rounds"] > result.stats["nodes"] + 1
+            branched += result.stats.nodes > 0
+            rounds += result.stats.rounds > result.stats.nodes + 1
     assert branched >= 2 and rounds >= 1
 
 
@@ -206,4 +206,4 @@ def test_agrees_with_the_ilp_at_full_order():
         exact = AD3ExactDecoder(single_root=True, time_limit=None).decode(parts, scores)
         ilp = ILPDecoder(single_root=True, time_limit=None).decode(parts, scores)
         assert exact.value == pytest.approx(ilp.value, rel=1e-6, abs=1e-6)
-        assert exact.stats["certified"]
+        assert exact.stats.certified

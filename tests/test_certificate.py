@@ -25,7 +25,7 @@ def fractional_instance(n=5):
     parts = build_parts(n, order="2")
     for seed in range(100):
         scores = random_scores(parts, np.random.default_rng(seed), higher_order_scale=0.5)
-        if not make_decoder("lp").decode(parts, scores).stats["integral"]:
+        if not make_decoder("lp").decode(parts, scores).stats.integral:
             return parts, scores
     raise AssertionError("no fractional LP among 100 seeds")
 
@@ -39,7 +39,7 @@ def test_integral_lp_is_certified_lp_integral_with_the_optimal_score():
         certificate = make_decoder(name).certificate(result)
         assert certificate.kind == "lp-integral" and certificate.optimal
         assert certificate.upper_bound is None and certificate.gap is None
-        assert certificate.score == pytest.approx(result.stats["rounded_value"])
+        assert certificate.score == pytest.approx(result.stats.rounded_value)
         assert certificate.score == pytest.approx(best_tree_score(parts, scores), abs=1e-6)
         assert certificate.comment() == f"# decoding = lp-integral; score = {certificate.score:.6f}"
 
@@ -51,8 +51,8 @@ def test_fractional_lp_is_rounded_with_the_decoders_bound_and_score():
     result = lp.decode(parts, scores)
     certificate = lp.certificate(result)
     assert certificate.kind == "rounded"
-    assert certificate.upper_bound == result.stats["lp_value"]
-    assert certificate.score == result.stats["rounded_value"]
+    assert certificate.upper_bound == result.stats.lp_value
+    assert certificate.score == result.stats.rounded_value
     assert certificate.score == pytest.approx(float(scores @ parts.from_heads(result.heads)))
     assert certificate.upper_bound >= best - 1e-6 >= certificate.score - 2e-6
     assert certificate.gap == pytest.approx(certificate.upper_bound - certificate.score)
@@ -66,9 +66,9 @@ def test_fractional_lp_is_rounded_with_the_decoders_bound_and_score():
     ad3 = make_decoder("ad3")
     result = ad3.decode(parts, scores)
     certificate = ad3.certificate(result)
-    assert certificate.kind == ("lp-integral" if result.stats["certified"] else "rounded")
+    assert certificate.kind == ("lp-integral" if result.stats.certified else "rounded")
     assert certificate.kind == "rounded"                    # same LP: fractional too
-    assert certificate.upper_bound == result.stats["dual_value"] >= best - 1e-6
+    assert certificate.upper_bound == result.stats.dual_value >= best - 1e-6
 
 
 @pytest.mark.parametrize("name", ["ilp", "ad3-exact"])
@@ -80,7 +80,7 @@ def test_exact_decoders_are_certified_exact_at_the_brute_force_optimum(name):
         result = decoder.decode(parts, scores)
         certificate = decoder.certificate(result)
         assert certificate.kind == "exact" and certificate.optimal
-        assert not result.stats["fallback"]
+        assert not result.stats.fallback
         assert certificate.score == pytest.approx(best_tree_score(parts, scores), abs=1e-6)
     parts, scores = fractional_instance()                   # exact where the LP is not
     assert decoder.certificate(decoder.decode(parts, scores)).score == pytest.approx(
@@ -94,12 +94,13 @@ def test_time_limit_fallback_names_the_decoders_stage(name, stages):
     parts, scores = fractional_instance()
     decoder = make_decoder(name, time_limit=1e-9)
     result = decoder.decode(parts, scores)
-    assert result.stats["fallback"] and result.stats["fallback_stage"] in stages
+    assert result.stats.fallback and result.stats.fallback_stage in stages
     certificate = decoder.certificate(result)
     assert certificate.kind == "time-limit" and not certificate.optimal
-    assert certificate.stage == f"{name}:{result.stats['fallback_stage']}"
+    assert certificate.stage == f"{name}:{result.stats.fallback_stage}"
     assert certificate.score == pytest.approx(float(scores @ parts.from_heads(result.heads)))
-    bound = result.stats.get("dual_value", result.stats.get("lp_value"))
+    stats = result.stats
+    bound = stats.lp_value if stats.dual_value is None else stats.dual_value
     assert certificate.upper_bound == bound
     assert certificate.comment().startswith(
         f"# decoding = time-limit; stage = {certificate.stage}; ")

@@ -284,7 +284,7 @@ def test_a_time_limited_incumbent_is_repaired_over_its_arcs_and_the_free_trees(p
         assert incumbent.result.value < best.result.value
         repaired = parser._repaired(sentence, rules, None, parser.decoder, incumbent, heads)
         assert repaired.result.value >= best.result.value - 1e-6
-        assert repaired.result.stats["fallback"]
+        assert repaired.result.stats.fallback
         tree = sentence.with_tree(repaired.result.heads,
                                   ["<root>"] + [parser.model.labels[i]
                                                 for i in repaired.labels[1:]])

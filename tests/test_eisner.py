@@ -118,4 +118,4 @@ def test_decoder(single_root):
     S = parts.arc_matrix(scores)
     assert result.value == pytest.approx(tree_scores(S, projective_trees(n, single_root)).max())
     np.testing.assert_array_equal(result.output, parts.from_heads(result.heads))
-    assert result.stats["time_decode"] >= 0.0
+    assert result.stats.time_decode >= 0.0

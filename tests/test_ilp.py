@@ -77,7 +77,7 @@ def test_ilp_equals_brute_force(order, consecutive, single_root, options):
             scores = random_scores(parts, rng, scale)
             values = Z @ scores
             result = decoder.decode(parts, scores)
-            assert not result.stats["fallback"]
+            assert not result.stats.fallback
             assert result.value == pytest.approx(values.max(), abs=1e-6)
             # the returned tree is the argmax (unique with continuous random scores)
             np.testing.assert_array_equal(result.heads, trees[np.argmax(values)])
@@ -233,7 +233,7 @@ def test_pulp_cbc_equals_highs(order, consecutive):
     highs = ILPDecoder(single_root=True, lp_first=False, time_limit=None).decode(parts, scores)
     cbc = ILPDecoder(single_root=True, solver="CBC", lp_first=False,
                      time_limit=None).decode(parts, scores)
-    assert not cbc.stats["fallback"] and cbc.stats["ilp_nodes"] is None
+    assert not cbc.stats.fallback and cbc.stats.ilp_nodes is None
     assert cbc.value == pytest.approx(highs.value, abs=1e-6)
     np.testing.assert_array_equal(cbc.heads, highs.heads)
     # and the LP relaxations agree too
@@ -275,8 +275,8 @@ def test_integral_lp_skips_branch_and_bound():
     scores = random_scores(parts, rng)
     first = ILPDecoder(single_root=True, time_limit=None).decode(parts, scores)
     branched = ILPDecoder(single_root=True, lp_first=False, time_limit=None).decode(parts, scores)
-    assert not first.stats["branched"] and first.stats["ilp_nodes"] == 0
-    assert branched.stats["branched"]
+    assert not first.stats.branched and first.stats.ilp_nodes == 0
+    assert branched.stats.branched
     np.testing.assert_array_equal(first.heads, branched.heads)
     assert first.value == pytest.approx(branched.value, abs=1e-6)
 
@@ -291,13 +291,13 @@ def test_time_limit_falls_back_to_a_tree(lp_first):
     scores = random_scores(parts, rng)
     result = ILPDecoder(single_root=True, time_limit=0.05, lp_first=lp_first).decode(
         parts, scores)
-    assert result.stats["fallback"]
-    assert result.stats["fallback_stage"] in ("build", "lp", "ilp")
+    assert result.stats.fallback
+    assert result.stats.fallback_stage in ("build", "lp", "ilp")
     assert_valid_tree(result.heads, n, True)
     np.testing.assert_array_equal(result.output, parts.from_heads(result.heads))
     assert result.value == pytest.approx(scores @ result.output)
-    if result.stats["fallback_stage"] == "ilp":
-        assert result.value >= result.stats["rounded_value"] - 1e-9
+    if result.stats.fallback_stage == "ilp":
+        assert result.value >= result.stats.rounded_value - 1e-9
 
 
 def test_no_tree_in_candidate_arcs_raises():

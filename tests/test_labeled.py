@@ -181,7 +181,7 @@ def test_mst_search_matches_brute_force(seed):
             decoder.decode_labeled(parts, scores, problem)
         return
     got = decoder.decode_labeled(parts, scores, problem)
-    assert "search_gave_up" not in got.result.stats
+    assert not got.result.stats.search_gave_up
     assert got.result.value == pytest.approx(value, abs=1e-9)
     assert _feasible(got.result.heads, got.labels, problem)
 
@@ -199,7 +199,7 @@ def test_mst_search_gives_up_to_the_ilp(monkeypatch):
                                          Budget(None), max_nodes=1) is None
     monkeypatch.setattr(labeled_search, "search_labeled", lambda *a, **k: None)
     got = make_decoder("mst", time_limit=None).decode_labeled(parts, scores, problem)
-    assert got.result.stats["search_gave_up"]
+    assert got.result.stats.search_gave_up
     assert got.result.value == pytest.approx(value, abs=1e-6)
     assert _feasible(got.result.heads, got.labels, problem)
 
@@ -220,12 +220,12 @@ def test_out_of_nodes_the_mst_search_takes_the_best_projective_tree():
         label_scores, problem = _problem(parts, rng, 2, **_constraints(4, 2, rng))
         got = search_labeled(parts, scores, problem, mst_relaxation(parts, True), Budget(None),
                              max_nodes=3, restriction=projective_restriction(parts, True))
-        if got is None or not got.result.stats["fallback"]:
+        if got is None or not got.result.stats.fallback:
             continue
         assert _feasible(got.result.heads, got.labels, problem)
         value = _brute(parts, scores, label_scores, problem)[0]
-        assert value - 1e-9 <= got.result.stats["upper_bound"]
-        if got.result.stats["fallback_stage"] == "restriction":
+        assert value - 1e-9 <= got.result.stats.upper_bound
+        if got.result.stats.fallback_stage == "restriction":
             restricted += 1
             assert got.result.value == pytest.approx(
                 _brute(parts, scores, label_scores, problem, projective=True)[0], abs=1e-9)
@@ -241,13 +241,13 @@ def test_ad3_search_matches_brute_force(seed):
 
     parts, scores, problem, value = _instance(seed)
     exact = make_decoder("ad3-exact", time_limit=None).decode_labeled(parts, scores, problem)
-    assert "search_gave_up" not in exact.result.stats
+    assert not exact.result.stats.search_gave_up
     assert exact.result.value == pytest.approx(value, abs=1e-6)
     assert _feasible(exact.result.heads, exact.labels, problem)
     relaxed = make_decoder("ad3", time_limit=None).decode_labeled(parts, scores, problem)
     assert _feasible(relaxed.result.heads, relaxed.labels, problem)
     assert relaxed.result.value <= value + 1e-6
-    bound = relaxed.result.stats["upper_bound"]
+    bound = relaxed.result.stats.upper_bound
     assert bound is None and relaxed.result.value == pytest.approx(value, abs=1e-6) \
         or bound >= value - 1e-6
 
@@ -269,11 +269,11 @@ def test_ad3_exact_search_branches_on_arcs_and_constraints_to_the_optimum():
         label_scores, problem = _problem(parts, rng, 2, **_constraints(5, 2, rng))
         value = _brute(parts, scores, label_scores, problem)[0]
         got = decoder.decode_labeled(parts, scores, problem)
-        assert "search_gave_up" not in got.result.stats
-        assert got.result.stats["upper_bound"] is None
+        assert not got.result.stats.search_gave_up
+        assert got.result.stats.upper_bound is None
         assert got.result.value == pytest.approx(value, abs=1e-6)
         assert _feasible(got.result.heads, got.labels, problem)
-        splits += got.result.stats["arc_splits"]
+        splits += got.result.stats.arc_splits
     assert splits > 0
 
 
@@ -382,7 +382,7 @@ def test_search_out_of_nodes_dives_to_a_feasible_tree_with_a_bound():
             continue
         assert _feasible(got.result.heads, got.labels, problem)
         assert got.result.value <= value + 1e-9
-        if got.result.stats["fallback"]:
+        if got.result.stats.fallback:
             dived += 1
-            assert got.result.stats["upper_bound"] >= value - 1e-9
+            assert got.result.stats.upper_bound >= value - 1e-9
     assert dived >= 2

@@ -101,12 +101,12 @@ def test_ad3_full_certifies_only_the_optimum():
         result = decoder.decode(parts, scores)
         values = Z @ scores
         stats = result.stats
-        assert stats["dual_value"] >= values.max() - 1e-7
-        assert stats["rounded_value"] == pytest.approx(parts.from_heads(result.heads) @ scores)
-        rounds += stats["rounds"] > 1
-        if stats["certified"]:
+        assert stats.dual_value >= values.max() - 1e-7
+        assert stats.rounded_value == pytest.approx(parts.from_heads(result.heads) @ scores)
+        rounds += stats.rounds > 1
+        if stats.certified:
             certified += 1
-            assert stats["rounded_value"] == pytest.approx(values.max(), abs=1e-6)
+            assert stats.rounded_value == pytest.approx(values.max(), abs=1e-6)
     assert certified > 0 and rounds > 0
 
 
@@ -129,14 +129,14 @@ def test_one_round_bounds_every_tree_without_ancestry():
             size=scores[parts.block(PartType.NONPROJ)].size)) * 2.0
         result, full = one.decode(parts, scores), lazy.decode(parts, scores)
         stats, best = result.stats, (Z @ scores).max()
-        assert stats["rounds"] == 1 and stats["active_heads"] == 0
-        assert stats["dual_value"] >= best - 1e-7
-        assert stats["rounded_value"] == pytest.approx(parts.from_heads(result.heads) @ scores)
-        if stats["certified"]:
+        assert stats.rounds == 1 and stats.active_heads == 0
+        assert stats.dual_value >= best - 1e-7
+        assert stats.rounded_value == pytest.approx(parts.from_heads(result.heads) @ scores)
+        if stats.certified:
             certified += 1
-            assert stats["rounded_value"] == pytest.approx(best, abs=1e-6)
+            assert stats.rounded_value == pytest.approx(best, abs=1e-6)
         assert exact.decode(parts, scores).value == pytest.approx(best, abs=1e-6)
-        if full.stats["rounds"] > 1:
+        if full.stats.rounds > 1:
             looser += 1
-            assert stats["dual_value"] >= full.stats["dual_value"] - 1e-6
+            assert stats.dual_value >= full.stats.dual_value - 1e-6
     assert certified > 0 and looser > 0

@@ -88,12 +88,12 @@ def test_search_improves_the_rounded_tree_of_fractional_solutions():
         plain = LPDecoder(search=False).decode(parts, scores)
         searched = LPDecoder().decode(parts, scores)
         np.testing.assert_array_equal(plain.output, searched.output)
-        assert searched.stats["rounded_value"] >= plain.stats["rounded_value"] - 1e-9
-        assert searched.stats["rounded_value"] == pytest.approx(
+        assert searched.stats.rounded_value >= plain.stats.rounded_value - 1e-9
+        assert searched.stats.rounded_value == pytest.approx(
             scores @ parts.from_heads(searched.heads))
-        assert searched.value >= searched.stats["rounded_value"] - 1e-6
-        if plain.stats["integral"]:
-            assert searched.stats["search_moves"] == 0
+        assert searched.value >= searched.stats.rounded_value - 1e-6
+        if plain.stats.integral:
+            assert searched.stats.search_moves == 0
             np.testing.assert_array_equal(plain.heads, searched.heads)
-        improved += searched.stats["rounded_value"] > plain.stats["rounded_value"] + 1e-9
+        improved += searched.stats.rounded_value > plain.stats.rounded_value + 1e-9
     assert improved > 0

@@ -98,9 +98,9 @@ def test_tiny_time_limit_falls_back_to_the_mst_of_the_arc_scores():
     parts = build_parts(12, order="2")
     scores = rng.normal(size=len(parts))
     free = LPDecoder(time_limit=None).decode(parts, scores)
-    assert not free.stats["fallback"]
+    assert not free.stats.fallback
     result = LPDecoder(time_limit=1e-6).decode(parts, scores)
-    assert result.stats["fallback"] and result.stats["fallback_stage"] in ("build", "lp")
+    assert result.stats.fallback and result.stats.fallback_stage in ("build", "lp")
     expected = chu_liu_edmonds(parts.arc_matrix(scores), True)
     np.testing.assert_array_equal(result.heads, expected)
     np.testing.assert_array_equal(result.output, parts.from_heads(result.heads))

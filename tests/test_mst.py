@@ -206,7 +206,7 @@ def test_decoder_on_full_and_pruned_parts(single_root):
         result = decoder.decode(parts, scores)
         assert result.value == pytest.approx(tree_scores(S, trees).max())
         np.testing.assert_array_equal(result.output, parts.from_heads(result.heads))
-        assert result.integral and result.stats["time_decode"] >= 0.0
+        assert result.integral and result.stats.time_decode >= 0.0
         feasible = trees[np.isfinite(tree_scores(S, trees))]
         gold_heads = feasible[rng.integers(len(feasible))]
         augmented = decoder.decode_cost_augmented(parts, scores, parts.from_heads(gold_heads))

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import SAMPLE
 from polyparse.corpora.conllu_io import read_treebank
-from polyparse.decoders import DECODERS, Certificate, DecodeResult, Decoder, register
+from polyparse.decoders import DECODERS, Certificate, DecodeResult, DecodeStats, Decoder, register
 from polyparse.decoders.trees import chu_liu_edmonds
 from polyparse.parser.cli import main
 from polyparse.parser.pipeline import Parser
@@ -39,12 +39,12 @@ class HeadSelection(Decoder):
         heads = chu_liu_edmonds(np.where(np.isfinite(S), point + 1e-3 * np.tanh(S), -np.inf),
                                 self.single_root)
         output = parts.from_heads(heads)
+        bound = float(S[best, np.arange(1, S.shape[0])].sum()) + self.margin
         return DecodeResult(output=output, heads=heads, value=float(scores @ output),
-                            stats={"bound": float(S[best, np.arange(1, S.shape[0])].sum())
-                                   + self.margin})
+                            stats=DecodeStats(upper_bound=bound))
 
     def certificate(self, result: DecodeResult) -> Certificate:
-        return Certificate("rounded", result.value, upper_bound=result.stats["bound"])
+        return Certificate("rounded", result.value, upper_bound=result.stats.upper_bound)
 
 
 @pytest.fixture

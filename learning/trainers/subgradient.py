@@ -100,7 +100,7 @@ class SubgradientTrainer(PegasosTrainer):
             self._counts += (1, constraint.relaxed,
                              constraint.relaxed and not constraint.result.integral,
                              not constraint.relaxed
-                             and bool(constraint.result.stats.get("fallback")))
+                             and constraint.result.stats.fallback)
 
     def epoch_extra(self):
         """Share (%) of relaxed loss-augmented inferences, and of fractional solutions
