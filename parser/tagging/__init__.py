@@ -6,7 +6,8 @@ learns from predicted tags of test-time quality. :class:`Lemmatizer` fills LEMMA
 form and the predicted tags (a dictionary backed by a classifier of edit scripts).
 """
 
-from .lemmatizer import Lemmatizer, with_lemmas
-from .tagger import Tagger, jackknife, with_tags
+from .lemmatizer import Lemmatizer, LemmatizerOptions, with_lemmas
+from .tagger import Tagger, TaggerOptions, jackknife, with_tags
 
-__all__ = ["Lemmatizer", "Tagger", "jackknife", "with_lemmas", "with_tags"]
+__all__ = ["Lemmatizer", "LemmatizerOptions", "Tagger", "TaggerOptions", "jackknife",
+           "with_lemmas", "with_tags"]
