@@ -106,6 +106,10 @@ class MixingConfig:
             raise ValueError(f"mixing must be {MIXING!r}, not {self.mixing!r}")
 
 
+NEVER_NONE = frozenset({"features", "parts", "pruner"})
+"""The typed settings of :class:`TrainConfig` that cannot be None."""
+
+
 @dataclass
 class TrainConfig:
     """Everything that decides a training run (stored in the model file).
@@ -215,10 +219,6 @@ class TrainConfig:
             return cls(**settings)
         except (TypeError, ValueError) as error:
             raise ConfigError(str(error)) from None
-
-
-NEVER_NONE = frozenset({"features", "parts", "pruner"})
-"""The typed settings of :class:`TrainConfig` that cannot be None."""
 
 
 def _typed(kind: type, options, name: str):

@@ -13,6 +13,7 @@ from polyparse.learning.mixing import check_mixable
 from polyparse.learning.trainers import TRAINERS, make_trainer
 
 from ..checks import UsageError, at_least, check_files, check_solver
+from ..config import PrunerConfig, TaggerConfig
 from .common import add_dask_flag, check_dask, cluster, given, names
 from .flags import add_flags, chosen
 
@@ -36,7 +37,8 @@ def add(sub) -> None:
     p.add_argument("--consecutive-siblings", action="store_true",
                    help="consecutive sibling parts instead of all sibling pairs")
     p.add_argument("--max-heads", type=int, default=None, metavar="N",
-                   help="pruning: candidate heads kept per word (default 10)")
+                   help="pruning: candidate heads kept per word (default "
+                        f"{PrunerConfig.max_heads})")
     p.add_argument("--labeled-pruner", action="store_true",
                    help="prune with a labeled first-order model (default: an unlabeled "
                         "one, twice as fast)")
@@ -71,7 +73,7 @@ def add(sub) -> None:
                    help="the parser learns from tags predicted by K-fold jackknifing "
                         "(default %(default)s)")
     p.add_argument("--tagger-epochs", type=int, default=None, metavar="N",
-                   help="perceptron epochs of the tagger (default 8)")
+                   help=f"perceptron epochs of the tagger (default {TaggerConfig.epochs})")
     p.add_argument("--word-clusters", metavar="FILE", default=None,
                    help="Brown word clusters for the tagger, in Liang's paths format "
                         "('polyparse clusters en' writes English ones)")
@@ -121,8 +123,7 @@ def train_config(args):
     from polyparse.decoders.higher_order import PartsConfig
     from polyparse.features.extractor import FeatureConfig
 
-    from ..config import (MixingConfig, PrunerConfig, TaggerConfig, TrainConfig,
-                          config_decoder, default_decoder)
+    from ..config import MixingConfig, TrainConfig, config_decoder, default_decoder
 
     at_least(1, epochs=args.epochs, tagger_epochs=args.tagger_epochs, shards=args.shards,
              max_heads=args.max_heads)
