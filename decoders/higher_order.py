@@ -19,6 +19,8 @@ that :meth:`Parts.from_heads` fills every block; all of them are vectorized over
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .parts import Parts, PartType, arc_parts, register_indicator
@@ -26,16 +28,12 @@ from .parts import Parts, PartType, arc_parts, register_indicator
 ORDERS = ("1", "2", "full")
 
 
-def build_parts(n: int, arcs: np.ndarray | None = None, *, order: str = "1",
-                consecutive_siblings: bool = False, max_valency: int = 3) -> Parts:
-    """The parts of a sentence of ``n`` words for a model of the given order.
+@dataclass(frozen=True)
+class PartsConfig:
+    """Which parts a model scores: the options of :func:`build_parts`.
 
-    Parameters
+    Attributes
     ----------
-    n:
-        Number of words.
-    arcs:
-        ``(k, 2)`` candidate arcs ``(h, m)`` (after pruning); by default all of them.
     order:
         ``"1"``: arcs only. ``"2"``: arcs, grandparents (g, h, m) for candidate arcs (g, h)
         and (h, m), and sibling pairs (h, m, s) for candidate arcs (h, m), (h, s) on the
@@ -46,6 +44,52 @@ def build_parts(n: int, arcs: np.ndarray | None = None, *, order: str = "1",
         pairs of siblings.
     max_valency:
         ``K``: valency bins ``0, 1, ..., K - 1`` are exact and bin ``K`` means "K or more".
+    """
+
+    order: str = "1"
+    consecutive_siblings: bool = False
+    max_valency: int = 3
+
+    def __post_init__(self) -> None:
+        if self.order not in ORDERS:
+            raise ValueError(f"order must be one of {ORDERS}, not {self.order!r}")
+        if self.max_valency < 1:
+            raise ValueError("max_valency must be at least 1")
+
+    def build(self, n: int, arcs: np.ndarray | None = None) -> Parts:
+        """The parts of a sentence of ``n`` words over the candidate ``arcs`` (``(k, 2)``
+        arcs ``(h, m)`` after pruning; by default all of them)."""
+        base = arc_parts(n, arcs)
+        if self.order == "1":
+            return base
+        arcs = base.arcs
+        cand = np.zeros((n + 1, n + 1), dtype=bool)
+        cand[arcs[:, 0], arcs[:, 1]] = True
+        blocks = [(PartType.ARC, base.index)]
+        blocks.append((PartType.GRANDPARENT, _grandparents(cand)))
+        if self.consecutive_siblings:
+            blocks.append((PartType.CONSECUTIVE_SIBLING, _consecutive_siblings(n, arcs, cand)))
+        else:
+            blocks.append((PartType.SIBLING, _siblings(cand)))
+        if self.order == "full":
+            blocks.append((PartType.VALENCY, _valency(n, self.max_valency)))
+            blocks.append((PartType.NONPROJ, _nonprojective(arcs)))
+        offsets, start = {}, 0
+        for part_type, rows in blocks:
+            offsets[part_type] = slice(start, start + rows.shape[0])
+            start += rows.shape[0]
+        return Parts(n=n, index=np.concatenate([rows for _, rows in blocks]), offsets=offsets)
+
+    @property
+    def part_types(self) -> frozenset[PartType]:
+        """The part types of a model with these parts: those of a three-word sentence,
+        which has one of every type the options give."""
+        return frozenset(self.build(3).offsets)
+
+
+def build_parts(n: int, arcs: np.ndarray | None = None, **options) -> Parts:
+    """:meth:`PartsConfig.build` of ``PartsConfig(**options)`` (``order``,
+    ``consecutive_siblings``, ``max_valency``; a misspelt one is a TypeError).
 
     Examples
     --------
@@ -54,38 +98,8 @@ def build_parts(n: int, arcs: np.ndarray | None = None, *, order: str = "1",
     >>> parts.index[parts.block(PartType.SIBLING)][z[parts.block(PartType.SIBLING)] == 1]
     array([[2, 1, 2, 3]])
     """
-    if order not in ORDERS:
-        raise ValueError(f"order must be one of {ORDERS}, not {order!r}")
-    if max_valency < 1:
-        raise ValueError("max_valency must be at least 1")
-    base = arc_parts(n, arcs)
-    if order == "1":
-        return base
-    arcs = base.arcs
-    cand = np.zeros((n + 1, n + 1), dtype=bool)
-    cand[arcs[:, 0], arcs[:, 1]] = True
-    blocks = [(PartType.ARC, base.index)]
-    blocks.append((PartType.GRANDPARENT, _grandparents(cand)))
-    if consecutive_siblings:
-        blocks.append((PartType.CONSECUTIVE_SIBLING, _consecutive_siblings(n, arcs, cand)))
-    else:
-        blocks.append((PartType.SIBLING, _siblings(cand)))
-    if order == "full":
-        blocks.append((PartType.VALENCY, _valency(n, max_valency)))
-        blocks.append((PartType.NONPROJ, _nonprojective(arcs)))
-    offsets, start = {}, 0
-    for part_type, rows in blocks:
-        offsets[part_type] = slice(start, start + rows.shape[0])
-        start += rows.shape[0]
-    return Parts(n=n, index=np.concatenate([rows for _, rows in blocks]), offsets=offsets)
+    return PartsConfig(**options).build(n, arcs)
 
-
-
-def part_types(**options) -> frozenset[PartType]:
-    """The part types of a model whose parts :func:`build_parts` makes with ``options``
-    (``order``, ``consecutive_siblings``, ...): those of a three-word sentence, which has
-    one of every type the options give."""
-    return frozenset(build_parts(3, **options).offsets)
 
 def _rows(part_type: PartType, h: np.ndarray, m: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Stack index columns ``(type, h, m, x)`` into an ``int64 (k, 4)`` block."""

@@ -180,6 +180,7 @@ def dev_problems(args):
     ``--model``, else one trained on gold tags (SSG, the ``ad3`` decoder), the dev
     sentences, and ``problems[i]`` the parts and part scores of ``dev[i]`` under the
     model (computed once, outside any clock)."""
+    from polyparse.parser.config import PartsConfig
     from polyparse.parser.pipeline import Parser, TrainConfig
 
     train, dev = treebank(args.ud, args.treebank, args.max_train, args.max_dev)
@@ -187,7 +188,7 @@ def dev_problems(args):
         parser = Parser.load(args.model)
     else:
         config = TrainConfig(trainer="ssg", decoder="ad3", epochs=args.epochs,
-                             parts={"order": args.order}, tokenizer=None, tagger=None,
+                             parts=PartsConfig(args.order), tokenizer=None, tagger=None,
                              lemmatizer=None)
         parser = Parser.train(train, config)
     problems = []

@@ -29,6 +29,7 @@ from ._common import arguments, single_thread, treebank, write_table
 single_thread()
 
 from polyparse.decoders import make_decoder  # noqa: E402
+from polyparse.parser.config import PartsConfig, PrunerConfig  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 SMOKE = ["--treebank", "sample", "--max-train", "20", "--max-dev", "5", "--epochs", "1"]
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     train, dev = treebank(args.ud, args.treebank, args.max_train, args.max_dev)
     config = TrainConfig(trainer="ssg", decoder="lp", epochs=args.epochs,
-                         parts={"order": "2"}, pruner={"max_heads": args.max_heads},
+                         parts=PartsConfig("2"), pruner=PrunerConfig(max_heads=args.max_heads),
                          tokenizer=None, tagger=None, lemmatizer=None)
     start = time.perf_counter()
     parser = Parser.train(train, config)

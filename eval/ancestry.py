@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
                if is_ad3 else {}),
             "load": f"{load_before:.1f}-{load_after:.1f}"})
     notes = (f"Model {args.model or 'trained here'} (order "
-             f"{parser.config.parts.get('order', '1')}); {len(dev)} {args.treebank} dev "
+             f"{parser.config.order}); {len(dev)} {args.treebank} dev "
              f"sentences ({tokens} tokens), gold tags. CPU seconds on one core of building "
              "the program, solving its LP with HiGHS and rounding (MST and local search, "
              "as the `lp` decoder); `variables`, `rows`: mean per sentence; `same value`: "

@@ -37,6 +37,7 @@ single_thread()
 from polyparse.decoders import CERTIFICATE_KINDS, CertificateCounts  # noqa: E402
 from polyparse.learning.confidence import (Temperatures,  # noqa: E402
                                            expected_calibration_error)
+from polyparse.parser.config import PartsConfig, PrunerConfig  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 BINS = 15
@@ -141,7 +142,7 @@ def main(argv: list[str] | None = None) -> None:
     second, second_how = cached_parser(
         args.order2_model, train[:args.order2_train],
         TrainConfig(trainer="ssg", decoder="lp", epochs=args.order2_epochs,
-                    parts={"order": "2"}, pruner={"max_heads": 5}, tokenizer=None),
+                    parts=PartsConfig("2"), pruner=PrunerConfig(max_heads=5), tokenizer=None),
         f"SSG with the lp decoder, {args.order2_epochs} epochs, pruned to 5 heads")
 
     rows, curves = [], {}

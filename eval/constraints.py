@@ -30,7 +30,7 @@ from pathlib import Path
 from ._common import arguments, folder as treebank_folder, write_result
 
 from polyparse.corpora.conllu_io import read_conllu
-from polyparse.parser.config import TrainConfig, default_decoder
+from polyparse.parser.config import PartsConfig, TrainConfig, default_decoder
 from polyparse.parser.evaluate import attachment_scores
 from polyparse.parser.pipeline import Parser
 from polyparse.parser.ud_rules import RULES
@@ -69,7 +69,7 @@ def run_treebank(folder: Path, args, tmp: Path) -> dict:
         train = train_all[:-args.dev_cap][:args.train_cap]
         dev_from = "train (held out)"
     start = time.perf_counter()
-    parts = {"order": args.order}
+    parts = PartsConfig(args.order)
     parser = Parser.train(train, TrainConfig(epochs=args.epochs, tokenizer=None, tagger=None,
                                              lemmatizer=None, parts=parts,
                                              decoder=args.decoder or default_decoder(parts)))

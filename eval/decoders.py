@@ -48,6 +48,7 @@ single_thread()
 
 from polyparse.decoders import DecodeStats, make_decoder  # noqa: E402
 from polyparse.parser.evaluate import attachment_scores  # noqa: E402
+from polyparse.parser.config import PartsConfig, PrunerConfig  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 DECODERS = {"lp": ("lp", {}), "lp star": ("lp", {"grandparent": "star"}),
@@ -74,7 +75,7 @@ def model_for(args, train) -> tuple[Parser, str]:
     if args.model and Path(args.model).exists():
         return Parser.load(args.model), f"loaded from {args.model}"
     config = TrainConfig(trainer="ssg", decoder="lp", epochs=args.epochs,
-                         parts={"order": "2"}, pruner={"max_heads": args.max_heads},
+                         parts=PartsConfig("2"), pruner=PrunerConfig(max_heads=args.max_heads),
                          tokenizer=None, tagger=None, lemmatizer=None)
     start = time.perf_counter()
     parser = Parser.train(train, config)

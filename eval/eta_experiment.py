@@ -26,6 +26,7 @@ import numpy as np  # noqa: E402
 
 from polyparse.parser import gap  # noqa: E402
 from polyparse.decoders import make_decoder  # noqa: E402
+from polyparse.parser.config import FeatureConfig, PartsConfig, PrunerConfig  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 ETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -59,11 +60,12 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     rows = []
     for eta in args.etas:
-        config = TrainConfig(decoder="ilp", epochs=args.epochs, features={"templates": "reduced"},
-                             parts={"order": args.order}, trainer_options={"eta": eta},
+        config = TrainConfig(decoder="ilp", epochs=args.epochs,
+                             features=FeatureConfig(templates="reduced"),
+                             parts=PartsConfig(args.order), trainer_options={"eta": eta},
                              decoder_options={"time_limit": args.time_limit}
                              if args.time_limit else {},
-                             pruner={"max_heads": args.max_heads})
+                             pruner=PrunerConfig(max_heads=args.max_heads))
         start = time.perf_counter()
         parser = Parser.train(train, config)
         train_seconds = time.perf_counter() - start

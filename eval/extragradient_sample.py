@@ -34,6 +34,7 @@ single_thread()
 import numpy as np  # noqa: E402
 
 from polyparse.corpora.conllu_io import read_treebank  # noqa: E402
+from polyparse.parser.config import FeatureConfig  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 RATE_SENTENCES = 20
@@ -75,7 +76,7 @@ def rate(train_file: Path, radius: float, eta: float, sentences: int, iterations
          ) -> dict:
     train = read_treebank(train_file)[:sentences]
     config = TrainConfig(trainer="extragradient", epochs=iterations,
-                         features={"bits": 16, "label_bits": 10},
+                         features=FeatureConfig(bits=16, label_bits=10),
                          trainer_options={"radius": radius, "eta": eta})
     parser = Parser.train(train, config)
     gaps = np.array([e.extra["G"] for e in parser.report.epochs])

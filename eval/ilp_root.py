@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
                      "diff": f"{np.nanmax(np.abs(value - reference)):.1e}",
                      "load": f"{load_before:.1f}-{load_after:.1f}"})
     notes = (f"Model {args.model or 'trained here'} (order "
-             f"{parser.config.parts.get('order', '1')}); {len(dev)} {args.treebank} dev "
+             f"{parser.config.order}); {len(dev)} {args.treebank} dev "
              f"sentences, gold tags, {len(fractional)} of them with a fractional LP. CPU "
              "seconds on one core; `solve s`: HiGHS's time, summed over the sentences "
              "(`build s`: making the program); `median x LP`: the solve's median multiple "

@@ -35,7 +35,7 @@ single_thread()   # one core, as the figures are stated
 
 from polyparse.corpora.sentence import Sentence  # noqa: E402
 from polyparse.corpora.word_clusters import read_word_clusters  # noqa: E402
-from polyparse.parser.training import LEMMATIZER_EPOCHS, TAGGER_EPOCHS  # noqa: E402
+from polyparse.parser.config import LemmatizerConfig, TaggerConfig  # noqa: E402
 from polyparse.parser.text import Lemmatizer, Tagger, jackknife  # noqa: E402
 
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
@@ -78,11 +78,11 @@ def run(args, name: str, clusters: str | None) -> dict:
     train, held_out, how = split(args.ud, name, require_tree=False)
     train = train[:args.max_train]
     table = read_word_clusters(clusters) if clusters else None
-    tagger = Tagger(clusters=table).fit(train, epochs=TAGGER_EPOCHS, seed=0)
-    jackknifed = jackknife(train, folds, epochs=TAGGER_EPOCHS, seed=0, clusters=table)
+    tagger = Tagger(clusters=table).fit(train, epochs=TaggerConfig.epochs, seed=0)
+    jackknifed = jackknife(train, folds, epochs=TaggerConfig.epochs, seed=0, clusters=table)
     Lemmatizer().fit(jackknifed[:50], tagger, epochs=1)     # compile the kernels first
     start = time.process_time()
-    lemmatizer = Lemmatizer().fit(jackknifed, tagger, epochs=LEMMATIZER_EPOCHS, seed=0)
+    lemmatizer = Lemmatizer().fit(jackknifed, tagger, epochs=LemmatizerConfig.epochs, seed=0)
     fit_seconds = time.process_time() - start
     tagged = tagger.tag(held_out)
     lemmatizer.predict(tagged[:20], tagger)                   # compile the kernels first
@@ -103,7 +103,7 @@ def run(args, name: str, clusters: str | None) -> dict:
               "gold_tags_unseen": gold_tags["unseen"], "baseline": baseline["all"],
               "fit_seconds": fit_seconds, "words_per_s": round(words / seconds),
               "load": f"{load_before[0]:.1f} -> {load[0]:.1f}",
-              "params": lemmatizer.get_params(), "epochs": LEMMATIZER_EPOCHS}
+              "params": lemmatizer.get_params(), "epochs": LemmatizerConfig.epochs}
     logger.info("%s: %s", name, result)
     return result
 

@@ -30,17 +30,17 @@ SMOKE = ["--runs", "sample:1:1", "--max-train", "20", "--dev-sentences", "5"]
 
 def run(ud, name: str, order: str, sentences: int | None, epochs: int, dev_cap: int | None,
         shards: int, trainings: str = "both", eta: float | None = None) -> list[dict]:
-    from polyparse.parser.config import TrainConfig, default_decoder
+    from polyparse.parser.config import MixingConfig, PartsConfig, TrainConfig, default_decoder
     from polyparse.parser.pipeline import Parser
 
     train, dev, _ = split(ud, name)
     dev = dev[:dev_cap]
     capped = sentences is not None and sentences < len(train)
     train = train[:sentences]
-    parts = {"order": order}
+    parts = PartsConfig(order)
     rows = []
     for how, mixing in (("one process", None),
-                        (f"IPM, {shards} shards", {"shards": shards, "mixing": "uniform"})):
+                        (f"IPM, {shards} shards", MixingConfig(shards))):
         if trainings != "both" and (trainings == "ipm") != (mixing is not None):
             continue
         config = TrainConfig(epochs=epochs, decoder=default_decoder(parts), parts=parts,

@@ -31,7 +31,8 @@ single_thread()
 
 from polyparse.parser.evaluate import attachment_scores  # noqa: E402
 from polyparse.decoders import decoder_class, make_decoder  # noqa: E402
-from polyparse.parser.config import default_decoder  # noqa: E402
+from polyparse.parser.config import (FeatureConfig, PartsConfig, PrunerConfig,  # noqa: E402
+                                     default_decoder)
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 
@@ -110,20 +111,20 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.treebanks:
         train, dev = treebank(args.ud, name, args.max_train, args.max_dev)
         for order in args.orders:
-            train_decoder = (default_decoder({"order": order})
+            train_decoder = (default_decoder(PartsConfig(order))
                              if args.train_decoder == "default" else args.train_decoder)
             decoder_options = train_options(train_decoder, args.train_option)
             trained_with = " ".join([train_decoder, *args.train_option])
             config = TrainConfig(decoder=train_decoder, epochs=args.epochs,
                                  decoder_options=decoder_options,
-                                 parts={"order": order},
+                                 parts=PartsConfig(order),
                                  trainer_options={"eta": 1.0, "jobs": args.jobs,
                                                   "batch": args.batch or args.jobs,
                                                   **lambda_option},
-                                 features={"morphology": args.morphology},
+                                 features=FeatureConfig(morphology=args.morphology),
                                  prune=True, ud_rules=False,  # the decoders' own trees
-                                 pruner={"max_heads": args.max_heads,
-                                         "labeled": args.labeled_pruner})
+                                 pruner=PrunerConfig(max_heads=args.max_heads,
+                                                     labeled=args.labeled_pruner))
             path = models / f"{name}-{order}.npz" if models else None
             reused = bool(args.reuse and path and path.exists())
             if reused:

@@ -51,11 +51,11 @@ from polyparse.corpora.sentence import Sentence  # noqa: E402
 from polyparse.decoders import factor_graph, lp  # noqa: E402
 from polyparse.features.extractor import FeatureExtractor  # noqa: E402
 from polyparse.features.vocab import Vocabulary  # noqa: E402
-from polyparse.learning import model as model_module  # noqa: E402
 from polyparse.learning import pruning  # noqa: E402
 from polyparse.learning.model import LinearModel  # noqa: E402
 from polyparse.parser.decoding import Decoding  # noqa: E402
 from polyparse.parser.evaluate import attachment_scores  # noqa: E402
+from polyparse.parser.config import PartsConfig, PrunerConfig  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 SMOKE = ["--treebank", "sample", "--max-train", "20", "--epochs", "1", "--max-dev", "10"]
@@ -69,7 +69,7 @@ STAGES = [
     ("pruning: label scores", FeatureExtractor, "best_label_scores"),
     ("pruning: marginals, MST", pruning, "prune_arcs"),
     ("pruning: other", pruning.Pruner, "candidate_arcs"),
-    ("parts", model_module, "build_parts"),
+    ("parts", PartsConfig, "build"),
     ("part features", FeatureExtractor, "part_features"),
     ("part features", FeatureExtractor, "label_features"),
     ("scoring", LinearModel, "scores"),
@@ -175,7 +175,7 @@ def model_for(args) -> tuple[Path, str]:
     path.parent.mkdir(parents=True, exist_ok=True)
     train, _ = treebank(args.ud, args.treebank, args.max_train)
     config = TrainConfig(trainer="ssg", decoder="ad3", epochs=args.epochs,
-                         parts={"order": "2"}, pruner={"max_heads": args.max_heads},
+                         parts=PartsConfig("2"), pruner=PrunerConfig(max_heads=args.max_heads),
                          tokenizer=None, tagger=None, lemmatizer=None)
     start = time.perf_counter()
     Parser.train(train, config).save(path)

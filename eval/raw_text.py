@@ -48,6 +48,7 @@ single_thread()
 
 from polyparse.corpora.plain_text import raw_text  # noqa: E402
 from polyparse.parser.evaluate import attachment_scores, conll18_scores  # noqa: E402
+from polyparse.parser.config import FeatureConfig, TaggerConfig  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
@@ -141,11 +142,10 @@ def run(name: str, args) -> dict:
     train, held_out = train[:args.max_train], held_out[:args.max_dev]
     clusters = None if args.no_clusters else word_clusters(name)
     config = TrainConfig(epochs=args.epochs, seed=0, jackknife=args.jackknife,
-                         tagger={"epochs": args.tagger_epochs,
-                                 **({"clusters": clusters} if clusters else {})},
+                         tagger=TaggerConfig(epochs=args.tagger_epochs, clusters=clusters),
                          lemmas=True if args.lemmas else None,
-                         features={k: v for k, v in (("bits", args.bits),
-                                                     ("label_bits", args.label_bits)) if v})
+                         features=FeatureConfig(bits=args.bits or None,
+                                                label_bits=args.label_bits or None))
     parser, train_seconds = trained_parser(name, train, config, args)
     text = raw_text(held_out)
     parsed = parser.parse_text(text, id_prefix=f"{name}-")
@@ -160,7 +160,7 @@ def run(name: str, args) -> dict:
            "las_gold_tokens": attachment_scores(held_out, parser.parse(tagged)).all_words["las"],
            "las_gold_tags": attachment_scores(held_out, parser.parse(held_out)).all_words["las"],
            "config": {"jackknife": args.jackknife, "tagger_epochs": args.tagger_epochs,
-                      "lemmas": parser.config.uses_lemmas, "features": parser.config.features}}
+                      "lemmas": parser.config.uses_lemmas, "features": asdict(parser.config.features)}}
     if args.throughput and name == args.treebanks[0]:
         row.update(throughput(parser, text, sum(len(s) for s in parsed), args.copies,
                               args.repeats))

@@ -123,13 +123,13 @@ def ipm_rows(args) -> list[dict]:
     from polyparse.learning.mixing import ParameterMixing, SparseWeights
     from polyparse.learning.trainers import make_trainer
     from polyparse.parser import cluster, training
-    from polyparse.parser.config import TrainConfig
+    from polyparse.parser.config import MixingConfig, TrainConfig
     from polyparse.parser.pipeline import Parser
 
     train = read_treebank(folder(args.ud, args.treebank) / "train.conllu")[:args.ipm_sentences]
     rows = []
     for shards in args.workers:
-        config = TrainConfig(epochs=1, mixing={"shards": shards, "mixing": "uniform"})
+        config = TrainConfig(epochs=1, mixing=MixingConfig(shards))
         prepared = training.prepare(train, config)
         parser = Parser(prepared.model, config)
         with cluster.connect(f"local:{shards}") as client:

@@ -35,7 +35,7 @@ single_thread()   # one core, as the figures are stated
 
 from polyparse.corpora.sentence import Sentence  # noqa: E402
 from polyparse.corpora.word_clusters import read_word_clusters  # noqa: E402
-from polyparse.parser.text import Tagger  # noqa: E402
+from polyparse.parser.text import Tagger, TaggerOptions  # noqa: E402
 
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
 TARGETS = {"en_ewt": {"upos": 95.5}}   # issue 4
@@ -95,7 +95,7 @@ def run(args, name: str, params: dict, clusters: str | None) -> dict:
     train = train[:args.max_train]
     table = read_word_clusters(clusters) if clusters else None
     start = time.process_time()
-    tagger = Tagger(clusters=table, **params).fit(train, epochs=epochs, seed=0)
+    tagger = Tagger(TaggerOptions(**params), clusters=table).fit(train, epochs=epochs, seed=0)
     fit_seconds = time.process_time() - start
     tagger.predict(held_out[:20])                             # compile the kernels first
     start = time.process_time()

@@ -30,7 +30,7 @@ single_thread()   # one core, as the figures are stated
 
 from polyparse.corpora.alignment import Segmentation, evaluate_segmentation  # noqa: E402
 from polyparse.corpora.plain_text import raw_text  # noqa: E402
-from polyparse.parser.text.tokenizer import Tokenizer  # noqa: E402
+from polyparse.parser.text.tokenizer import Tokenizer, TokenizerOptions  # noqa: E402
 
 TREEBANKS = ("en_ewt", "tr_imst", "sl_ssj")
 TARGETS = {"en_ewt": {"tokens": 98.5, "sentences": 75.0}}   # issue 4
@@ -45,7 +45,7 @@ def run(args, name: str, tokenizer_options: dict) -> dict:
     train, held_out, how = split(args.ud, name, require_tree=False)
     train = train[:args.max_train]
     start = time.process_time()
-    tokenizer = Tokenizer(**tokenizer_options).fit(train)
+    tokenizer = Tokenizer(TokenizerOptions(**tokenizer_options)).fit(train)
     fit_seconds = time.process_time() - start
     text = raw_text(held_out)
     tokenizer.to_sentences(text[:2000])                     # compile the kernels first

@@ -47,7 +47,8 @@ from polyparse.learning.inference import find_constraint  # noqa: E402
 from polyparse.learning.model import LinearModel  # noqa: E402
 from polyparse.learning.trainers import TRAINERS, make_trainer  # noqa: E402
 from polyparse.parser import training  # noqa: E402
-from polyparse.parser.config import TrainConfig, default_decoder  # noqa: E402
+from polyparse.parser.config import (PartsConfig, PrunerConfig, TrainConfig,  # noqa: E402
+                                     default_decoder)
 from polyparse.parser.evaluate import attachment_scores  # noqa: E402
 from polyparse.parser.pipeline import Parser  # noqa: E402
 
@@ -223,10 +224,10 @@ def main(argv: list[str] | None = None) -> None:
     train, dev = treebank(args.ud, args.treebank, args.max_train, args.max_dev)
     decoder = args.train_decoder if args.order != "1" else "mst"
     if decoder == "default":
-        decoder = default_decoder({"order": args.order})
+        decoder = default_decoder(PartsConfig(args.order))
     config = TrainConfig(decoder=decoder, tagger=None,
-                         tokenizer=None, parts={"order": args.order},
-                         pruner={"max_heads": args.max_heads})
+                         tokenizer=None, parts=PartsConfig(args.order),
+                         pruner=PrunerConfig(max_heads=args.max_heads))
     start = time.perf_counter()
     prepared = training.prepare(train, config, dev)
     prep_seconds = time.perf_counter() - start

@@ -34,6 +34,7 @@ single_thread()
 import numpy as np  # noqa: E402
 
 from polyparse.parser.evaluate import attachment_scores  # noqa: E402
+from polyparse.parser.config import PartsConfig  # noqa: E402
 from polyparse.parser.pipeline import Parser, TrainConfig  # noqa: E402
 
 SMOKE = ["--treebank", "sample", "--trainers", "ssg", "perceptron", "--order", "1",
@@ -57,7 +58,7 @@ def trained(args, train, folder: Path) -> list[str]:
     ``folder``."""
     paths = []
     for name in args.trainers:
-        config = TrainConfig(trainer=name, epochs=args.epochs, parts={"order": args.order},
+        config = TrainConfig(trainer=name, epochs=args.epochs, parts=PartsConfig(args.order),
                              tokenizer=None, tagger=None, lemmatizer=None)
         path = folder / f"{name}.npz"
         Parser.train(train, config).save(path)

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from polyparse.corpora.sentence import Sentence
-from polyparse.decoders.higher_order import build_parts
+from polyparse.decoders.higher_order import PartsConfig
 from polyparse.decoders.parts import Parts, PartType
 
 from .templates import LABEL_TEMPLATES, PART_TEMPLATES, TEMPLATE_SETS
@@ -127,16 +127,15 @@ class FeatureExtractor:
             raise RuntimeError(f"{name} is not sized yet: call fit() or give it")
         return bits
 
-    def fit(self, sentences: Sequence[Sentence], *, parts: dict | None = None
+    def fit(self, sentences: Sequence[Sentence], *, parts: PartsConfig = PartsConfig()
             ) -> "FeatureExtractor":
         """Build the vocabulary from training sentences (gold trees) and size the
         feature spaces left at ``None`` (:class:`FeatureConfig`) from the distinct
-        features of their gold parts; ``parts``: the options of
-        :func:`decoders.higher_order.build_parts` that the model will score."""
+        features of their gold parts; ``parts``: the parts the model will score."""
         self.vocab_ = Vocabulary.fit(sentences, min_count=self.config.min_count,
                                      morphology=self.config.morphology)
         if self.config.bits is None or self.config.label_bits is None:
-            n_parts, n_labels = self.distinct_gold_features(sentences, parts or {})
+            n_parts, n_labels = self.distinct_gold_features(sentences, parts)
             self.config = replace(
                 self.config,
                 bits=self.config.bits or _sized(n_parts, HEADROOM, MAX_BITS),
@@ -144,10 +143,10 @@ class FeatureExtractor:
                                                             MAX_LABEL_BITS))
         return self
 
-    def distinct_gold_features(self, sentences: Sequence[Sentence], parts: dict,
+    def distinct_gold_features(self, sentences: Sequence[Sentence], parts: PartsConfig,
                                chunk: int = 2000) -> tuple[int, int]:
-        """Numbers of distinct part features of the gold parts (``build_parts``
-        options ``parts``) and of distinct label features of the gold arcs of
+        """Numbers of distinct part features of the gold parts (of the part types of
+        ``parts``) and of distinct label features of the gold arcs of
         ``sentences``, counted in a ``2**PROBE_BITS`` space."""
         probe = FeatureExtractor(replace(self.config, bits=PROBE_BITS, label_bits=PROBE_BITS),
                                  self.vocab_)
@@ -156,8 +155,7 @@ class FeatureExtractor:
             found = [[seen[0]], [seen[1]]]
             for sentence in sentences[first:first + chunk]:
                 n = len(sentence)
-                gold = build_parts(n, np.stack([sentence.heads[1:], np.arange(1, n + 1)], 1),
-                                   **parts)
+                gold = parts.build(n, np.stack([sentence.heads[1:], np.arange(1, n + 1)], 1))
                 encoded = probe.encode(sentence)
                 found[0].append(probe.part_features(encoded, gold).indices)
                 found[1].append(probe.label_features(encoded, gold.arcs).indices)

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from polyparse.corpora.sentence import ROOT, Sentence
 from polyparse.corpora.signals import stops_to_main_thread
 from polyparse.decoders import Parts, PartType
-from polyparse.decoders.higher_order import build_parts
+from polyparse.decoders.higher_order import PartsConfig
 from polyparse.features.extractor import FeatureExtractor, real_weights
 from polyparse.features.vocab import EncodedSentence
 
@@ -80,16 +80,16 @@ class LinearModel:
         Flat weight vector of length :attr:`dim` (float64 zeros by default; a model read
         from its file keeps the file's float32, half the memory, the same scores).
     parts:
-        Keyword arguments of :func:`decoders.higher_order.build_parts` (``order``,
-        ``consecutive_siblings``, ``max_valency``): which part types the model scores.
+        Which part types the model scores (:class:`decoders.higher_order.PartsConfig`;
+        default: arcs alone).
     pruner:
         A :class:`learning.pruning.Pruner` giving the candidate arcs (all arcs if None).
     """
 
     def __init__(self, extractor: FeatureExtractor, labels: list[str],
-                 weights: np.ndarray | None = None, *, parts: dict | None = None,
+                 weights: np.ndarray | None = None, *, parts: PartsConfig = PartsConfig(),
                  pruner=None) -> None:
-        self.part_options = dict(parts or {})
+        self.part_config = parts
         self.pruner = pruner
         self.extractor = extractor
         self.labels = list(labels)
@@ -126,7 +126,7 @@ class LinearModel:
 
     def parts(self, sentence: Sentence, arcs: np.ndarray | None) -> Parts:
         """The model's parts of ``sentence`` over candidate ``arcs`` (None: all arcs)."""
-        return build_parts(len(sentence), arcs, **self.part_options)
+        return self.part_config.build(len(sentence), arcs)
 
     def example(self, sentence: Sentence, *, gold: bool = False,
                 parts: Parts | None = None) -> Example:
@@ -183,7 +183,7 @@ class LinearModel:
     def arc_factored(self) -> bool:
         """Whether the model scores arcs only (order 1): then :meth:`arc_scores` gives
         all its scores."""
-        return str(self.part_options.get("order", "1")) == "1"
+        return self.part_config.order == "1"
 
     def arc_scores(self, sentence: Sentence, v: np.ndarray | None = None,
                    label_scores: np.ndarray | None = None, *,

@@ -11,7 +11,7 @@ training and parsing; :meth:`Pruner.oracle` reports how often the gold head surv
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Iterable
 
 import numpy as np
@@ -24,9 +24,29 @@ from polyparse.features.vocab import EncodedSentence
 from .model import LinearModel
 
 
+@dataclass(frozen=True)
+class PrunerOptions:
+    """Which arcs a :class:`Pruner` keeps (stored with it in a model file).
+
+    Attributes
+    ----------
+    threshold:
+        A word's candidate heads are those whose marginal probability is above it.
+    max_heads:
+        At most this many candidate heads per word, the most likely ones.
+    """
+
+    threshold: float = 1e-4
+    max_heads: int = 10
+
+    def __post_init__(self) -> None:
+        if self.max_heads < 1:
+            raise ValueError(f"max_heads must be >= 1, not {self.max_heads!r}")
+
+
 @dataclass
 class Pruner:
-    """Candidate arcs from an arc-factored ``model``.
+    """Candidate arcs from an arc-factored ``model``, kept by its ``options``.
 
     ``temperature`` divides the model's scores before the marginals are taken:
     max-margin scores are not log-probabilities, so :meth:`calibrate` picks it.
@@ -34,8 +54,7 @@ class Pruner:
 
     model: LinearModel
     single_root: bool = True
-    threshold: float = 1e-4
-    max_heads: int = 10
+    options: PrunerOptions = PrunerOptions()
     temperature: float = 1.0
 
     def candidate_arcs(self, sentence: Sentence, encoded: EncodedSentence | None = None,
@@ -45,8 +64,8 @@ class Pruner:
         trained parser, whose pruner shares the parser's extractor)."""
         shared = encoded if extractor is self.model.extractor else None
         S, _ = self.model.arc_scores(sentence, encoded=shared)
-        return prune_arcs(S / self.temperature, self.single_root, threshold=self.threshold,
-                          max_heads=self.max_heads)
+        return prune_arcs(S / self.temperature, self.single_root,
+                          threshold=self.options.threshold, max_heads=self.options.max_heads)
 
     def oracle(self, sentences: Iterable[Sentence]) -> dict:
         """Share of gold heads kept (the oracle UAS after pruning) and arcs per word."""
@@ -87,6 +106,13 @@ class Pruner:
         return bool(self.model.labels)
 
     def to_json(self) -> dict:
-        return {"single_root": self.single_root, "threshold": self.threshold,
-                "max_heads": self.max_heads, "temperature": self.temperature,
+        return {"single_root": self.single_root, "threshold": self.options.threshold,
+                "max_heads": self.options.max_heads, "temperature": self.temperature,
                 "labeled": self.labeled}
+
+    @classmethod
+    def from_json(cls, model: LinearModel, data: dict) -> "Pruner":
+        """The pruner of :meth:`to_json` over ``model`` (its weights read back)."""
+        options = {f.name: data[f.name] for f in fields(PrunerOptions) if f.name in data}
+        return cls(model, data.get("single_root", True), PrunerOptions(**options),
+                   data.get("temperature", 1.0))

@@ -23,6 +23,7 @@ from polyparse.decoders import Decoder
 
 from . import model_file
 from .config import TrainConfig, config_decoder
+from .parser_file import stored_config
 
 Files = dict[str, "str | os.PathLike | None"]
 """Paths by the option that gives them; None for an option not given."""
@@ -130,10 +131,7 @@ class ModelSettings:
     @classmethod
     def read(cls, path: str | os.PathLike) -> "ModelSettings":
         meta = model_file.load_metadata(path)
-        try:
-            config = TrainConfig.from_json(meta["training"])
-        except (KeyError, TypeError) as error:
-            raise model_file.ModelFileError(f"{path}: damaged model file ({error})") from None
+        config = stored_config(meta, path)
         return cls(os.fspath(path), config, bool(meta.get("pruner")),
                    frozenset(name for name in ("tokenizer", "tagger", "lemmatizer")
                              if meta.get(name)))

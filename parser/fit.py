@@ -32,8 +32,8 @@ def train(cls: type, train: Sequence[Sentence], config: TrainConfig,
     fit the tokenizer, tagger, lemmatizer, feature map and pruner
     (:func:`parser.training.prepare`), then the weights by ``config.trainer``.
 
-    With ``config.mixing`` (``{"shards": K, "mixing": "uniform"}``) the weights are
-    trained by iterative parameter mixing (McDonald, Hall and Mann 2010;
+    With ``config.mixing`` (a :class:`~parser.config.MixingConfig` of ``K`` shards) the
+    weights are trained by iterative parameter mixing (McDonald, Hall and Mann 2010;
     :mod:`learning.mixing`) on ``K`` shards: on the workers of the Dask ``client``
     (:class:`parser.cluster.DaskShards`) if one is given, else one after the other in
     this process, with the same weights. The rest of training runs here.
@@ -49,8 +49,6 @@ def train(cls: type, train: Sequence[Sentence], config: TrainConfig,
     trainer.check_parts(config.parts)
     if config.mixing is not None:
         check_mixable(trainer)
-        if config.shards < 1:
-            raise ValueError(f"shards must be >= 1, not {config.shards}")
     elif client is not None:
         raise ValueError("training on a Dask cluster is by parameter mixing: give the "
                          "number of shards (config.mixing)")

@@ -10,7 +10,7 @@ options) and the training report.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +21,7 @@ from polyparse.learning.pruning import Pruner
 from polyparse.learning.trainers import TrainReport
 
 from . import model_file
-from .config import TrainConfig
+from .config import ConfigError, TrainConfig
 from .text import Lemmatizer, Tagger, Tokenizer
 from .ud_rules import UDRules
 
@@ -47,7 +47,7 @@ def write(parser: Stored, path: str | Path) -> None:
     meta = {
         "features": parser.model.extractor.to_json(),
         "labels": parser.model.labels,
-        "training": asdict(parser.config),
+        "training": parser.config.to_json(),
         "pruner": pruner.to_json() if pruner else None,
         "report": parser.report.to_json() if parser.report else [],
         "tokenizer": None,
@@ -77,18 +77,17 @@ def read(path: str | Path) -> Stored:
     stored has none. :class:`~parser.model_file.ModelFileError` if it is damaged."""
     contents = model_file.load(path)
     meta, arrays = contents.metadata, contents.arrays
+    config = stored_config(meta, path)
     try:
         extractor = FeatureExtractor.from_json(meta["features"])
-        config = TrainConfig.from_json(meta["training"])
         pruner = None
         if meta["pruner"]:
-            options = dict(meta["pruner"])
             # files written before unlabeled pruners have labeled ones
-            pruner_labels = meta["labels"] if options.pop("labeled", True) else []
+            pruner_labels = meta["labels"] if meta["pruner"].get("labeled", True) else []
             pruner_model = LinearModel(extractor, pruner_labels,
                                        _load_weights(extractor, pruner_labels, arrays,
                                                      "pruner_"))
-            pruner = Pruner(pruner_model, **options)
+            pruner = Pruner.from_json(pruner_model, meta["pruner"])
         model = LinearModel(extractor, meta["labels"],
                             _load_weights(extractor, meta["labels"], arrays, ""),
                             parts=config.parts, pruner=pruner)
@@ -102,7 +101,7 @@ def read(path: str | Path) -> Stored:
                                                 _unprefixed("lemmatizer_", arrays))
         report = TrainReport.from_json(meta.get("report", []))
         ud_rules = UDRules.from_json(meta.get("ud_rules"))
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise model_file.ModelFileError(f"{path}: damaged model file ({error})") from None
     return Stored(model, config, report, tokenizer, tagger, lemmatizer, ud_rules)
 
@@ -126,6 +125,19 @@ def read_tokenizer(path: str | Path) -> Tokenizer | None:
         return Tokenizer.from_json(meta, _unprefixed("tokenizer_", contents.arrays))
     except (KeyError, TypeError, ValueError) as error:
         raise model_file.ModelFileError(f"{path}: damaged tokenizer ({error})") from None
+
+
+def stored_config(meta: dict, path: str | Path) -> TrainConfig:
+    """The training settings in the metadata ``meta`` of the model file at ``path``; a
+    :class:`~parser.model_file.ModelFileError` naming the file and the setting if this
+    polyparse does not take one of them."""
+    try:
+        return TrainConfig.from_json(meta["training"])
+    except ConfigError as error:
+        raise model_file.ModelFileError(f"{path}: cannot read its training settings: "
+                                        f"{error}") from None
+    except (KeyError, TypeError, AttributeError) as error:
+        raise model_file.ModelFileError(f"{path}: damaged model file ({error})") from None
 
 
 def _prefixed(prefix: str, arrays: dict) -> dict:

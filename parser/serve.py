@@ -267,7 +267,7 @@ class Handler(BaseHTTPRequestHandler):
 def _page(parser: Parser, config: ServeConfig, model_name: str) -> str:
     """The page of ``serve.html`` with its style, legend and what the model is."""
     model = parser.model
-    order = str(model.part_options.get("order", "1"))
+    order = model.part_config.order
     about = f"{model_name}: order {order}, decoder {parser.decoder.name}"
     if parser.tokenizer is None or parser.tagger is None:
         about += " (no tokenizer or tagger: give CoNLL-U)"

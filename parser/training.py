@@ -12,7 +12,7 @@ from typing import Sequence
 from polyparse.corpora.sentence import Sentence
 from polyparse.corpora.word_clusters import read_word_clusters
 from polyparse.decoders import make_decoder
-from polyparse.features.extractor import FeatureConfig, FeatureExtractor
+from polyparse.features.extractor import FeatureExtractor
 from polyparse.learning.examples import Examples
 from polyparse.learning.model import LinearModel
 from polyparse.learning.pruning import Pruner
@@ -22,9 +22,6 @@ from .config import TrainConfig
 from .text import Lemmatizer, Tagger, Tokenizer, jackknife, with_lemmas
 
 log = logging.getLogger("polyparse.train")
-
-TAGGER_EPOCHS = 8
-LEMMATIZER_EPOCHS = 5
 
 
 @dataclass
@@ -48,7 +45,7 @@ def prepare(train: Sequence[Sentence], config: TrainConfig,
     ``config.tagger`` is None) and with it the lemmatizer (on the jackknifed tags, unless
     ``config.lemmatizer`` is None), then the parser's feature map and labels on the
     jackknifed tags, and the pruner if the model is pruned. ``config.features`` is set to
-    the feature configuration chosen."""
+    the feature configuration chosen (its feature spaces sized)."""
     if config.tagger is not None and not 2 <= config.jackknife <= len(train):
         raise ValueError(f"jackknifing needs between 2 and {len(train)} folds (the number "
                          f"of training sentences), not {config.jackknife}")
@@ -56,9 +53,8 @@ def prepare(train: Sequence[Sentence], config: TrainConfig,
         train, config, dev)
     if not config.uses_lemmas:
         parser_train = [without_lemmas(s) for s in parser_train]
-    extractor = FeatureExtractor(FeatureConfig.from_json(config.features)).fit(
-        parser_train, parts=config.parts)
-    config.features = extractor.config.to_json()
+    extractor = FeatureExtractor(config.features).fit(parser_train, parts=config.parts)
+    config.features = extractor.config
     log.info("features: 2**%d part features, 2**%d label features",
              extractor.config.bits, extractor.config.label_bits)
     labels = sorted({label for s in train for label in s.deprels[1:]})
@@ -74,29 +70,25 @@ def fit_text_models(train: Sequence[Sentence], config: TrainConfig,
     dev)``, the models (None where ``config`` or the data has none) and the sentences as
     the parser sees them (jackknifed training tags, the tagger's dev tags, with their
     lemmas)."""
-    tagger_options = dict(config.tagger or {})
-    epochs = int(tagger_options.pop("epochs", TAGGER_EPOCHS))
-    if tagger_options.get("clusters") is not None:
-        tagger_options["clusters"] = read_word_clusters(tagger_options["clusters"])
     tokenizer = tagger = lemmatizer = None
     if config.tokenizer is not None and any(s.text is not None for s in train):
-        tokenizer = Tokenizer(**{"seed": config.seed, **config.tokenizer}).fit(train)
+        tokenizer = Tokenizer(config.tokenizer, seed=config.seed).fit(train)
         log.info("tokenizer: trained on the # text of %d sentences",
                  sum(s.text is not None for s in train))
     parser_train, parser_dev = list(train), list(dev) if dev else None
     if config.tagger is not None:
+        options, epochs = config.tagger, config.tagger.epochs
+        clusters = None if options.clusters is None else read_word_clusters(options.clusters)
         # Jackknifing first: its taggers are gone before the kept one is trained.
-        parser_train = jackknife(train, config.jackknife, epochs=epochs, seed=config.seed,
-                                 **tagger_options)
-        tagger = Tagger(**tagger_options).fit(train, epochs=epochs, seed=config.seed)
+        parser_train = jackknife(train, config.jackknife, options, epochs=epochs,
+                                 seed=config.seed, clusters=clusters)
+        tagger = Tagger(options, clusters=clusters).fit(train, epochs=epochs, seed=config.seed)
         log.info("tagger: training tags jackknifed in %d folds, UPOS accuracy %.2f",
                  config.jackknife, _upos_accuracy(train, parser_train))
         if config.lemmatizer is not None:
-            options = dict(config.lemmatizer)
-            lemmatizer_epochs = int(options.pop("epochs", LEMMATIZER_EPOCHS))
-            lemmatizer = Lemmatizer(**options).fit(parser_train, tagger,
-                                                   epochs=lemmatizer_epochs,
-                                                   seed=config.seed)
+            lemmatizer = Lemmatizer(config.lemmatizer).fit(parser_train, tagger,
+                                                           epochs=config.lemmatizer.epochs,
+                                                           seed=config.seed)
         if dev:
             parser_dev = tagger.tag(dev)
             log.info("tagger: dev UPOS accuracy %.2f", _upos_accuracy(dev, parser_dev))
@@ -112,22 +104,21 @@ def train_pruner(extractor, labels, train, config, dev, progress) -> Pruner:
     temperature is calibrated on the other 10% (scores of sentences it was trained on
     would make it far too sure of itself).
 
-    Unlabeled unless ``config.pruner["labeled"]``, as TurboParser's pruner: it only ranks
+    Unlabeled unless ``config.pruner.labeled``, as TurboParser's pruner: it only ranks
     heads, and the label scores of all n^2 arcs cost as much as their arc scores. With 2
     epochs and 5 heads per word the labeled one keeps 99.09% of en_ewt's dev gold heads
     (4.89 arcs per word), the unlabeled one 98.94% (4.80) in half the time; on tr_imst
     (with morphology) 94.84% and 94.43%, and the order-2 models trained behind them reach
     70.03 and 70.00 dev UAS (``eval/results/orders_tr_imst_morphology*.md``).
     """
-    options = dict(config.pruner)
-    epochs = int(options.pop("epochs", 2))
-    labeled = bool(options.pop("labeled", False))
+    options = config.pruner
     held_out = max(1, len(train) // 10)
-    model = LinearModel(extractor, labels if labeled else [])
-    trainer = make_trainer("perceptron", epochs=epochs, seed=config.seed, progress=progress)
+    model = LinearModel(extractor, labels if options.labeled else [])
+    trainer = make_trainer("perceptron", epochs=options.epochs, seed=config.seed,
+                           progress=progress)
     trainer.fit(Examples(model, train[:-held_out]), model,
                 make_decoder("mst", config.single_root))
-    pruner = Pruner(model, config.single_root, **options)
+    pruner = Pruner(model, config.single_root, options)
     calibration = pruner.calibrate(list(train[-held_out:]))
     log.info("pruner: temperature %g, held-out oracle UAS %.2f, %.2f arcs/word",
              calibration["temperature"], calibration["oracle_uas"],

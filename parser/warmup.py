@@ -67,8 +67,7 @@ def _rehearse(train: list[Sentence], config: TrainConfig,
     if "jobs" in options:
         options["jobs"] = 1
     parser_only = dataclasses.replace(config, epochs=1, trainer_options=options,
-                                      features=dict(config.features), tokenizer=None,
-                                      tagger=None, lemmatizer=None)
+                                      tokenizer=None, tagger=None, lemmatizer=None)
     if config.tagger is not None or config.tokenizer is not None:
         in_child(_quietly, training.fit_text_models, train, config, dev)
     in_child(_quietly, Parser.train, train, parser_only, dev)
@@ -84,7 +83,7 @@ def _digest(config: TrainConfig) -> str:
     chooses another folder) and the setup, apart from what does not choose a kernel
     (epochs, seed)."""
     hasher = hashlib.sha256(source_digest(Path(__file__).resolve().parent.parent).encode())
-    setup = {k: v for k, v in dataclasses.asdict(config).items()
+    setup = {k: v for k, v in config.to_json().items()
              if k not in ("epochs", "seed")}
     hasher.update(json.dumps(setup, sort_keys=True, default=str).encode())
     return hasher.hexdigest()[:32]

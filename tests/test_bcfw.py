@@ -11,10 +11,10 @@ from polyparse.decoders import make_decoder
 from polyparse.learning.examples import Examples
 from polyparse.learning.trainers import make_trainer
 from polyparse.parser import training
-from polyparse.parser.config import TrainConfig
+from polyparse.parser.config import FeatureConfig, PartsConfig, PrunerConfig, TrainConfig
 from polyparse.parser.pipeline import Parser
 
-SMALL = {"bits": 16, "label_bits": 10}
+SMALL = FeatureConfig(bits=16, label_bits=10)
 
 
 @pytest.fixture(scope="module")
@@ -22,8 +22,8 @@ def twenty(sample_train):
     """20 sentences of the sample at orders 1 and 2 (pruned to 3 heads)."""
     out = {}
     for order in ("1", "2"):
-        config = TrainConfig(features=SMALL, parts={"order": order}, tagger=None,
-                             tokenizer=None, pruner={"max_heads": 3, "epochs": 1})
+        config = TrainConfig(features=SMALL, parts=PartsConfig(order=order), tagger=None,
+                             tokenizer=None, pruner=PrunerConfig(max_heads=3, epochs=1))
         prepared = training.prepare(sample_train[:20], config)
         examples = Examples(prepared.model, prepared.train)
         out[order] = prepared.model, [examples[i] for i in range(len(examples))]
@@ -88,16 +88,16 @@ def test_gap_tolerance_stops_training(twenty):
 
 
 def test_bcfw_parses_dev_at_order_2_and_refuses_full(sample_train, sample_dev):
-    config = TrainConfig(trainer="bcfw", epochs=3, features={"bits": 20, "label_bits": 14},
-                         parts={"order": "2"}, decoder="ad3-exact",
-                         pruner={"max_heads": 3, "epochs": 1},
+    config = TrainConfig(trainer="bcfw", epochs=3, features=FeatureConfig(bits=20, label_bits=14),
+                         parts=PartsConfig(order="2"), decoder="ad3-exact",
+                         pruner=PrunerConfig(max_heads=3, epochs=1),
                          trainer_options={"lambda_": 1e-4, "pairwise": True})
     parser = Parser.train(sample_train[:80], config, sample_dev[:40])
     assert all("duality_gap" in e.extra for e in parser.report.epochs)
     assert parser.report.epochs[-1].dev["uas"] > 75.0
     assert parser.report.epochs[-1].dev["las"] > 65.0
-    full = TrainConfig(trainer="bcfw", epochs=1, features=SMALL, parts={"order": "full"},
+    full = TrainConfig(trainer="bcfw", epochs=1, features=SMALL, parts=PartsConfig(order="full"),
                        decoder="ilp",
-                       pruner={"max_heads": 3, "epochs": 1})
+                       pruner=PrunerConfig(max_heads=3, epochs=1))
     with pytest.raises(ValueError, match="orders 1 and 2"):
         Parser.train(sample_train[:5], full)

@@ -191,7 +191,7 @@ def test_train_with_word_clusters_stores_them_in_the_tagger(tmp_path, sample_tra
                  "--word-clusters", str(clusters)]) == 0
     parser = Parser.load(model)
     assert parser.tagger.cluster_keys_.shape[0] == len(forms)
-    assert parser.config.tagger["clusters"] == str(clusters)
+    assert parser.config.tagger.clusters == str(clusters)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -23,7 +23,7 @@ from polyparse.corpora.conllu_io import read_treebank  # noqa: E402
 from polyparse.learning.mixing import SerialShards, SparseWeights  # noqa: E402
 from polyparse.parser import cluster, pipeline, training  # noqa: E402
 from polyparse.parser.cli import main  # noqa: E402
-from polyparse.parser.config import TrainConfig  # noqa: E402
+from polyparse.parser.config import MixingConfig, TrainConfig  # noqa: E402
 from polyparse.parser.model_file import load as load_model_file  # noqa: E402
 from polyparse.parser.pipeline import Parser  # noqa: E402
 
@@ -93,8 +93,7 @@ def test_raw_text_from_python(client, model):
 
 
 def _prepared(shards: int):
-    config = TrainConfig(epochs=2, trainer="ssg", mixing={"shards": shards,
-                                                          "mixing": "uniform"})
+    config = TrainConfig(epochs=2, trainer="ssg", mixing=MixingConfig(shards))
     sentences = read_treebank(SAMPLE / "train.conllu")[:TRAIN]
     return config, sentences, training.prepare(sentences, config)
 

@@ -16,6 +16,7 @@ import pytest
 
 from polyparse.learning.confidence import Temperatures
 from polyparse.parser.cli import main
+from polyparse.parser.config import FeatureConfig, PartsConfig, PrunerConfig
 from polyparse.parser.pipeline import Parser, TrainConfig
 from polyparse.parser.views import Views, parsed_figure
 
@@ -186,8 +187,8 @@ def order2_parser(sample_train):
     """An order-2 model decoded by the LP, trained on 60 sentences for one epoch: weak
     enough that some LP optima are fractional. Without UD rules, which the relaxation
     drawn does not carry (docs/constraints.md)."""
-    config = TrainConfig(epochs=1, decoder="lp", features={"bits": 16, "label_bits": 10},
-                         parts={"order": "2"}, pruner={"max_heads": 4, "epochs": 1},
+    config = TrainConfig(epochs=1, decoder="lp", features=FeatureConfig(bits=16, label_bits=10),
+                         parts=PartsConfig(order="2"), pruner=PrunerConfig(max_heads=4, epochs=1),
                          ud_rules=False)
     return Parser.train(sample_train[:60], config)
 

@@ -7,9 +7,10 @@ from brute_force import all_trees
 
 from polyparse.learning.trainers.extragradient import MAX_SPREAD, kl_projection
 from polyparse.parser.evaluate import attachment_scores
+from polyparse.parser.config import FeatureConfig
 from polyparse.parser.pipeline import Parser, TrainConfig
 
-SMALL = {"bits": 16, "label_bits": 10}
+SMALL = FeatureConfig(bits=16, label_bits=10)
 
 
 def brute_force_projection(theta, arcs, n, single_root):

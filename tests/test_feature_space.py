@@ -5,7 +5,7 @@ are 1 in the gold tree."""
 import numpy as np
 import pytest
 
-from polyparse.decoders.higher_order import build_parts
+from polyparse.decoders.higher_order import PartsConfig, build_parts
 from polyparse.features.extractor import (HEADROOM, LABEL_HEADROOM, MAX_BITS, MAX_LABEL_BITS,
                                           FeatureConfig, FeatureExtractor)
 
@@ -34,9 +34,9 @@ def smallest_bits(distinct: int, headroom: int, cap: int) -> int:
 @pytest.mark.parametrize("order", ["1", "2"])
 def test_bits_are_the_smallest_with_the_headroom(sample_train, order):
     train = sample_train[:60]
-    extractor = FeatureExtractor(FeatureConfig()).fit(train, parts={"order": order})
+    extractor = FeatureExtractor(FeatureConfig()).fit(train, parts=PartsConfig(order=order))
     n_parts, n_labels = gold_rows_distinct(train, extractor.vocab_, order)
-    assert extractor.distinct_gold_features(train, {"order": order}) == (n_parts, n_labels)
+    assert extractor.distinct_gold_features(train, PartsConfig(order=order)) == (n_parts, n_labels)
     assert extractor.config.bits == smallest_bits(n_parts, HEADROOM, MAX_BITS)
     assert extractor.config.label_bits == smallest_bits(n_labels, LABEL_HEADROOM,
                                                         MAX_LABEL_BITS)

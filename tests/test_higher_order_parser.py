@@ -8,9 +8,10 @@ import pytest
 from polyparse.decoders import PartType
 from polyparse.parser import model_file
 from polyparse.parser.cli import main
+from polyparse.parser.config import FeatureConfig, PartsConfig, PrunerConfig
 from polyparse.parser.pipeline import Parser, TrainConfig
 
-SMALL = {"bits": 18, "label_bits": 12}
+SMALL = FeatureConfig(bits=18, label_bits=12)
 
 
 # one xdist worker runs the file, so that the module's fixture (one order-2 model) is
@@ -24,8 +25,8 @@ def order2_model(tmp_path_factory, sample_train):
     (exact inference by AD3 and branch and bound, order 2's default)."""
     path = tmp_path_factory.mktemp("order2") / "order2.npz"
     config = TrainConfig(epochs=1, decoder="ad3-exact", features=SMALL,
-                         trainer_options={"eta": 0.5}, parts={"order": "2"},
-                         pruner={"max_heads": 3, "epochs": 1})
+                         trainer_options={"eta": 0.5}, parts=PartsConfig(order="2"),
+                         pruner=PrunerConfig(max_heads=3, epochs=1))
     parser = Parser.train(sample_train[:150], config)
     parser.save(path)
     return path
@@ -34,7 +35,7 @@ def order2_model(tmp_path_factory, sample_train):
 def test_pruned_parts_keep_gold_in_training_and_report_oracle(order2_model, sample_dev):
     parser = Parser.load(order2_model)
     pruner = parser.model.pruner
-    assert pruner is not None and pruner.max_heads == 3
+    assert pruner is not None and pruner.options.max_heads == 3
     oracle = pruner.oracle(sample_dev)
     assert 80.0 <= oracle["oracle_uas"] <= 100.0 and oracle["arcs_per_word"] <= 3.0
     sentence = sample_dev[0]
@@ -147,8 +148,8 @@ def test_gap_compares_ad3_with_highs_on_the_same_sentences(order2_model, tmp_pat
 def test_gap_compare_refuses_parts_ad3_has_no_factor_for(tmp_path, sample_train, capsys):
     model = tmp_path / "consecutive.npz"
     config = TrainConfig(epochs=1, decoder="lp", features=SMALL,
-                         parts={"order": "2", "consecutive_siblings": True},
-                         pruner={"max_heads": 3, "epochs": 1})
+                         parts=PartsConfig(order="2", consecutive_siblings=True),
+                         pruner=PrunerConfig(max_heads=3, epochs=1))
     Parser.train(sample_train[:20], config).save(model)
     dev = tmp_path / "dev.conllu"
     dev.write_text("".join(s.to_text() for s in sample_train[:2]))

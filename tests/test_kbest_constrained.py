@@ -35,17 +35,17 @@ def _parser(sample_train, order: str, seed: int):
     bite on them."""
     from polyparse.features.extractor import FeatureConfig, FeatureExtractor
     from polyparse.learning.model import LinearModel
-    from polyparse.parser.config import TrainConfig
+    from polyparse.parser.config import PartsConfig, TrainConfig
     from polyparse.parser.pipeline import Parser
 
     extractor = FeatureExtractor(FeatureConfig.from_json({"bits": 14, "label_bits": 10})
                                  ).fit(sample_train[:40])
-    model = LinearModel(extractor, LABELS, parts={"order": order})
+    model = LinearModel(extractor, LABELS, parts=PartsConfig(order=order))
     model.weights = np.random.default_rng(seed).normal(size=model.dim)
     decoder = "mst" if order == "1" else "ad3-exact"
     # no time limit: the tests compare the whole k-best list with brute force
     return Parser(model, TrainConfig(tokenizer=None, tagger=None, lemmatizer=None,
-                                     decoder=decoder, parts={"order": order},
+                                     decoder=decoder, parts=PartsConfig(order=order),
                                      decoder_options={"time_limit": None}),
                   ud_rules=RULES)
 

@@ -11,7 +11,8 @@ import pytest
 from conftest import SAMPLE, through_model_file, ud_file
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.corpora.sentence import ROOT, Sentence
-from polyparse.parser.text import Lemmatizer, Tagger, with_lemmas
+from polyparse.parser.text import (Lemmatizer, LemmatizerOptions, Tagger, TaggerOptions,
+                                       with_lemmas)
 from polyparse.parser.text import _lemma_kernels as K
 from polyparse.parser.text.lemmatizer import LemmaRule, lemma_rule
 from test_tagger import GOLDEN, M64, as_python, combine, fmix64
@@ -159,16 +160,17 @@ def sentence(words: list[tuple[str, str, str]]) -> Sentence:
 def sample():
     train = read_treebank(SAMPLE / "train.conllu")
     dev = read_treebank(SAMPLE / "dev.conllu")
-    tagger = Tagger(hash_bits=14).fit(train, epochs=2)
-    return train, dev, tagger, Lemmatizer(hash_bits=14).fit(train, tagger, epochs=2)
+    tagger = Tagger(TaggerOptions(hash_bits=14)).fit(train, epochs=2)
+    lemmatizer = Lemmatizer(LemmatizerOptions(hash_bits=14)).fit(train, tagger, epochs=2)
+    return train, dev, tagger, lemmatizer
 
 
 def test_unseen_words_get_the_rule_of_their_kind():
     stems = ["walk", "talk", "jump", "kick", "pick", "lock", "pull", "push", "help", "look"]
     train = [sentence([("They", "PRON", "they"), (s + "ed", "VERB", s), (s + "s", "NOUN", s),
                        (".", "PUNCT", ".")]) for s in stems]
-    tagger = Tagger(hash_bits=12).fit(train, epochs=2)
-    lemmatizer = Lemmatizer(hash_bits=12).fit(train, tagger, epochs=4)
+    tagger = Tagger(TaggerOptions(hash_bits=12)).fit(train, epochs=2)
+    lemmatizer = Lemmatizer(LemmatizerOptions(hash_bits=12)).fit(train, tagger, epochs=4)
     test = [sentence([("They", "PRON", "_"), ("melted", "VERB", "_"), ("cats", "NOUN", "_"),
                       (".", "PUNCT", "_")])]
     assert lemmatizer.predict(test, tagger) == [(ROOT, "they", "melt", "cat", ".")]
@@ -197,7 +199,7 @@ def test_save_load_gives_identical_lemmas(sample):
     assert loaded.predict(dev, tagger) == lemmatizer.predict(dev, tagger)
     assert np.array_equal(loaded.weights_, lemmatizer.weights_)
     assert loaded.rules_ == lemmatizer.rules_ and loaded.dictionary_ == lemmatizer.dictionary_
-    again = Lemmatizer(hash_bits=14).fit(train, tagger, epochs=2)
+    again = Lemmatizer(LemmatizerOptions(hash_bits=14)).fit(train, tagger, epochs=2)
     assert np.array_equal(again.weights_, lemmatizer.weights_)
     with pytest.raises(ValueError, match="polyparse-lemmatizer"):
         Lemmatizer.from_arrays(dict(meta, format_version=0), arrays)
@@ -207,6 +209,6 @@ def test_bad_parameters_are_rejected(sample):
     train, _, tagger, _ = sample
     for params in ({"hash_bits": 0}, {"min_rule_count": 0}, {"rare_count": 1.5}):
         with pytest.raises(ValueError):
-            Lemmatizer(**params).fit(train[:5], tagger)
+            Lemmatizer(LemmatizerOptions(**params)).fit(train[:5], tagger)
     with pytest.raises(ValueError):
         Lemmatizer().fit(train[:5], tagger, epochs=0)

@@ -21,6 +21,7 @@ from polyparse.parser.cli import main
 from polyparse.learning.model import LinearModel
 from polyparse.decoders import make_decoder
 from polyparse.parser.config import config_decoder
+from polyparse.parser.config import PartsConfig
 from polyparse.parser.pipeline import Parser, TrainConfig
 
 from conftest import SAMPLE, ud_file
@@ -182,7 +183,7 @@ def test_decoders_declare_their_options():
     with pytest.raises(ValueError, match="--time-limit takes float or None, not 'never'"):
         time_limit.parse("never")
     with pytest.raises(ValueError, match="cannot decode order 2"):
-        config_decoder(TrainConfig(decoder="mst", parts={"order": "2"}))
+        config_decoder(TrainConfig(decoder="mst", parts=PartsConfig(order="2")))
 
 
 def test_none_on_the_command_line_is_none_not_the_default(sample_model_path):

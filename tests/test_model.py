@@ -3,9 +3,10 @@
 import numpy as np
 
 from polyparse.decoders import PartType
+from polyparse.parser.config import FeatureConfig, PartsConfig, PrunerConfig
 from polyparse.parser.pipeline import Parser, TrainConfig
 
-SMALL = {"bits": 16, "label_bits": 12}
+SMALL = FeatureConfig(bits=16, label_bits=12)
 
 
 def _dense_phi(model, example, output, labels):
@@ -23,8 +24,8 @@ def _dense_phi(model, example, output, labels):
 
 
 def test_feature_difference_is_phi_of_output_minus_phi_of_gold(sample_train):
-    config = TrainConfig(trainer="perceptron", epochs=1, features=SMALL, parts={"order": "2"},
-                         decoder="ilp", pruner={"max_heads": 3, "epochs": 1})
+    config = TrainConfig(trainer="perceptron", epochs=1, features=SMALL,
+                         parts=PartsConfig(order="2"), decoder="ilp", pruner=PrunerConfig(max_heads=3, epochs=1))
     model = Parser.train(sample_train[:20], config).model
     rng = np.random.default_rng(0)
     for sentence in sample_train[20:26]:

@@ -19,7 +19,7 @@ import pytest
 
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.corpora.sentence import ROOT, Sentence
-from polyparse.parser.text import Tagger, jackknife, with_tags
+from polyparse.parser.text import Tagger, TaggerOptions, jackknife, with_tags
 from polyparse.parser.text import _tagger_kernels as K
 
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
@@ -451,7 +451,7 @@ def sample():
 
 @pytest.fixture(scope="module")
 def sample_tagger(sample):
-    return Tagger(hash_bits=14).fit(sample[0], epochs=3, seed=0)
+    return Tagger(TaggerOptions(hash_bits=14)).fit(sample[0], epochs=3, seed=0)
 
 
 def accuracy(gold: list[Sentence], predicted: list[tuple]) -> np.ndarray:
@@ -503,7 +503,7 @@ def test_fits_tiny_corpus_exactly():
              ("barks", "VERB", "VBZ", "Number=Sing|Person=3"), (".", "PUNCT", ".", "_")]
     train = [make_sentence(words), make_sentence(words[:2] + words[3:])]
     for params in ({}, {"xpos": "joint", "feats": "split"}):
-        tagger = Tagger(**params).fit(train, epochs=5)
+        tagger = Tagger(TaggerOptions(**params)).fit(train, epochs=5)
         predicted = tagger.predict(train)
         for s, (upos, xpos, feats) in zip(train, predicted):
             assert (upos, xpos, feats) == (s.upos, s.xpos, s.feats)
@@ -521,8 +521,8 @@ def test_save_load_gives_identical_tags(sample, sample_tagger):
 
 
 def test_fit_is_deterministic_given_seed(sample, sample_tagger):
-    again = Tagger(hash_bits=14).fit(sample[0], epochs=3, seed=0)
-    other = Tagger(hash_bits=14).fit(sample[0], epochs=3, seed=1)
+    again = Tagger(TaggerOptions(hash_bits=14)).fit(sample[0], epochs=3, seed=0)
+    other = Tagger(TaggerOptions(hash_bits=14)).fit(sample[0], epochs=3, seed=1)
     for a, b, c in zip(sample_tagger.layers_, again.layers_, other.layers_):
         assert np.array_equal(a.weights, b.weights) and np.array_equal(a.trans, b.trans)
     assert any(not np.array_equal(a.weights, c.weights)
@@ -548,7 +548,7 @@ def test_tag_returns_new_sentences_with_tags_in_fields_and_lines(sample, sample_
 
 
 def test_split_feats_are_in_ud_order(sample):
-    tagger = Tagger(feats="split", hash_bits=14).fit(sample[0][:100], epochs=2)
+    tagger = Tagger(TaggerOptions(feats="split", hash_bits=14)).fit(sample[0][:100], epochs=2)
     names = [layer.name for layer in tagger.layers_]
     assert names[:2] == ["upos", "xpos"] and all(n.startswith("feats:") for n in names[2:])
     for _, _, feats in tagger.predict(sample[1][:30]):
@@ -580,7 +580,7 @@ def test_bad_parameters_are_rejected(sample):
                    {"max_candidates": -1}, {"margin": -1.0}, {"margin": float("nan")},
                    {"margin": "60"}):
         with pytest.raises(ValueError):
-            Tagger(**params).fit(sample[0][:5])
+            Tagger(TaggerOptions(**params)).fit(sample[0][:5])
     with pytest.raises(ValueError):
         Tagger().fit(sample[0][:5], epochs=0)
     with pytest.raises(ValueError):
@@ -591,7 +591,7 @@ def test_bad_parameters_are_rejected(sample):
 # Word clusters.
 
 def test_clusters_are_looked_up_as_written_then_lowercased(sample):
-    tagger = Tagger(hash_bits=10, clusters={"Dog": "01", "cat": "0110"})
+    tagger = Tagger(TaggerOptions(hash_bits=10), clusters={"Dog": "01", "cat": "0110"})
     tagger.fit(sample[0][:5], epochs=1)
     paths, lengths = tagger._type_clusters(["Dog", "dog", "Cat", "cat", "bird"])
     assert lengths.tolist() == [2, -1, 4, 4, -1]
@@ -613,8 +613,8 @@ def test_clusters_tag_words_never_seen_in_training():
     clusters = {**noun_clusters, **verb_clusters}
     train = nouns[:60] + verbs[:60]
     unseen = nouns[60:] + verbs[60:]
-    with_clusters = Tagger(hash_bits=12, clusters=clusters).fit(train, epochs=5)
-    without = Tagger(hash_bits=12).fit(train, epochs=5)
+    with_clusters = Tagger(TaggerOptions(hash_bits=12), clusters=clusters).fit(train, epochs=5)
+    without = Tagger(TaggerOptions(hash_bits=12)).fit(train, epochs=5)
     # letter n-grams still sway a few words: not all are right, but most are, and by far
     # more than by chance (without clusters)
     assert accuracy(unseen, with_clusters.predict(unseen))[0] >= 0.95
@@ -625,12 +625,13 @@ def test_save_load_keeps_the_clusters(sample):
     train, dev = sample
     clusters = {form: format(i % 64, "b") for i, form in
                 enumerate(sorted({f for s in train for f in s.forms[1:]}))}
-    tagger = Tagger(hash_bits=12, clusters=clusters).fit(train, epochs=2)
+    tagger = Tagger(TaggerOptions(hash_bits=12), clusters=clusters).fit(train, epochs=2)
     meta, arrays = tagger.to_arrays()
     loaded = Tagger.from_arrays(json.loads(json.dumps(meta)), dict(arrays))
     assert loaded.clusters is None and loaded.cluster_keys_.shape[0] == len(clusters)
     assert loaded.predict(dev) == tagger.predict(dev)
-    assert Tagger(hash_bits=12).fit(train, epochs=2).predict(dev) != tagger.predict(dev)
+    without = Tagger(TaggerOptions(hash_bits=12)).fit(train, epochs=2)
+    assert without.predict(dev) != tagger.predict(dev)
 
 
 def test_models_saved_before_clusters_still_load(sample, sample_tagger):

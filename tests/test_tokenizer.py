@@ -20,9 +20,10 @@ from polyparse.corpora.alignment import (F1, Segmentation, SurfaceToken, Word, a
                                          evaluate_segmentation, sentence_tokens, span_f1)
 from polyparse.corpora.conllu_io import read_conllu
 from polyparse.corpora.sentence import Sentence
-from polyparse.parser.text.multiword import MultiwordLexicon, word_classes
 from polyparse.corpora.plain_text import raw_text
-from polyparse.parser.text.tokenizer import Tokenizer, _encode, _gaps, _tie_symbols
+from polyparse.parser.text.multiword import MultiwordLexicon, word_classes
+from polyparse.parser.text.tokenizer import (Tokenizer, TokenizerOptions, _encode, _gaps,
+                                            _tie_symbols)
 
 from conftest import UD  # noqa: E402  (the shared treebanks, $POLYPARSE_UD)
 
@@ -80,7 +81,7 @@ def train() -> list[Sentence]:
 
 @pytest.fixture(scope="module")
 def tokenizer(train) -> Tokenizer:
-    return Tokenizer(char_bits=16, token_bits=14).fit(train)
+    return Tokenizer(TokenizerOptions(char_bits=16, token_bits=14)).fit(train)
 
 
 TEXTS = [
@@ -180,7 +181,7 @@ def test_json_round_trip_gives_identical_output(tokenizer):
 @pytest.mark.parametrize("options", [{"epochs": 0}, {"char_bits": 40}, {"min_rule_precision": 2}])
 def test_bad_options_are_refused(train, options):
     with pytest.raises(ValueError):
-        Tokenizer(**options).fit(train[:5])
+        Tokenizer(TokenizerOptions(**options)).fit(train[:5])
 
 
 def test_raw_text_follows_conllu_to_text(train):
@@ -439,7 +440,7 @@ def test_feature_kernels_match_their_python_versions(python_kernels):
 def test_english_ewt_sample():
     train = list(itertools.islice(read_conllu(UD / "en_ewt" / "train.conllu"), 2500))
     dev = list(itertools.islice(read_conllu(UD / "en_ewt" / "dev.conllu"), 300))
-    tokenizer = Tokenizer(char_bits=18, token_bits=16).fit(train)
+    tokenizer = Tokenizer(TokenizerOptions(char_bits=18, token_bits=16)).fit(train)
     system = Segmentation.from_sentences(tokenizer.to_sentences(raw_text(dev)))
     scores = evaluate_segmentation(Segmentation.from_sentences(dev), system)
     assert scores.tokens.f1 > 0.97 and scores.words.f1 > 0.96 and scores.sentences.f1 > 0.7

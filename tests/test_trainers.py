@@ -5,10 +5,11 @@ import pytest
 
 from polyparse.parser.evaluate import attachment_scores
 from polyparse.learning.trainers import make_trainer
+from polyparse.parser.config import FeatureConfig, PartsConfig, PrunerConfig
 from polyparse.parser.pipeline import Parser, TrainConfig
 from polyparse.learning.trainers import TRAINERS
 
-SMALL = {"bits": 20, "label_bits": 14}
+SMALL = FeatureConfig(bits=20, label_bits=14)
 
 
 BATCH = {"dlpw": {"trainer_options": {"sweeps": 1}}, "hu": {"trainer_options": {"sweeps": 1}}}
@@ -97,15 +98,15 @@ def test_cli_flags_come_from_the_declarations(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("trainer, options, parts", [
-    ("ssg", {}, {}),
-    ("ssg", {"eta": 0.5}, {"order": "2"}),
-    ("perceptron", {}, {}),
+    ("ssg", {}, PartsConfig()),
+    ("ssg", {"eta": 0.5}, PartsConfig("2")),
+    ("perceptron", {}, PartsConfig()),
 ])
 def test_parallel_inference_gives_the_serial_result(sample_train, trainer, options, parts):
     def train(jobs):
         config = TrainConfig(trainer=trainer, epochs=1, seed=5, features=SMALL, parts=parts,
-                             decoder="ad3-exact" if parts else "mst",
-                             pruner={"max_heads": 3, "epochs": 1},
+                             decoder="ad3-exact" if parts.order != "1" else "mst",
+                             pruner=PrunerConfig(max_heads=3, epochs=1),
                              trainer_options=dict(options, batch=4, jobs=jobs))
         return Parser.train(sample_train[:60], config)
 
@@ -116,15 +117,15 @@ def test_parallel_inference_gives_the_serial_result(sample_train, trainer, optio
 
 def test_arc_factored_decoders_refuse_higher_order_models():
     with pytest.raises(ValueError, match="cannot decode order 2"):
-        Parser.train([], TrainConfig(decoder="mst", parts={"order": "2"}))
+        Parser.train([], TrainConfig(decoder="mst", parts=PartsConfig(order="2")))
 
 
 @pytest.mark.parametrize("trainer, options", [("dlpw", {"sweeps": 3}),
                                               ("hu", {"sweeps": 1, "epsilon": 0.1})])
 def test_message_passing_trainers_parse_dev_at_order_2(trainer, options, sample_train,
                                                        sample_dev):
-    config = TrainConfig(trainer=trainer, epochs=2, features=SMALL, parts={"order": "2"},
-                         decoder="ad3-exact", pruner={"max_heads": 3, "epochs": 1},
+    config = TrainConfig(trainer=trainer, epochs=2, features=SMALL, parts=PartsConfig(order="2"),
+                         decoder="ad3-exact", pruner=PrunerConfig(max_heads=3, epochs=1),
                          trainer_options=dict(options, lambda_=1e-4))
     parser = Parser.train(sample_train[:60], config, sample_dev[:40])
     assert all("dual_value" in e.extra for e in parser.report.epochs)
@@ -132,8 +133,8 @@ def test_message_passing_trainers_parse_dev_at_order_2(trainer, options, sample_
 
 
 def test_message_passing_trainers_refuse_other_orders(sample_train):
-    config = TrainConfig(trainer="dlpw", epochs=1, features=SMALL, parts={"order": "full"},
-                         pruner={"max_heads": 3, "epochs": 1})
+    config = TrainConfig(trainer="dlpw", epochs=1, features=SMALL, parts=PartsConfig(order="full"),
+                         pruner=PrunerConfig(max_heads=3, epochs=1))
     with pytest.raises(ValueError, match="order"):
         Parser.train(sample_train[:5], config)
 
@@ -146,8 +147,9 @@ def test_dual_certificate_never_increases_under_sweeps_at_fixed_weights(sample_t
     from polyparse.decoders.factor_graph import FactorGraph
     from polyparse.learning.inference import LABEL_COST
 
-    config = TrainConfig(trainer="dlpw", epochs=1, features=SMALL, parts={"order": "2"}, decoder="ilp",
-                         pruner={"max_heads": 3, "epochs": 1},
+    config = TrainConfig(trainer="dlpw", epochs=1, features=SMALL, parts=PartsConfig("2"),
+                         decoder="ilp",
+                         pruner=PrunerConfig(max_heads=3, epochs=1),
                          trainer_options={"sweeps": 2})
     parser = Parser.train(sample_train[:30], config)
     model = parser.model
@@ -165,9 +167,9 @@ def test_dual_certificate_never_increases_under_sweeps_at_fixed_weights(sample_t
 
 
 @pytest.mark.parametrize("trainer, parts", [
-    ("extragradient", {"order": "2"}), ("extragradient", {"order": "full"}),
-    ("dlpw", {"order": "full"}), ("hu", {"order": "2", "consecutive_siblings": True}),
-    ("bcfw", {"order": "full"})])
+    ("extragradient", PartsConfig("2")), ("extragradient", PartsConfig("full")),
+    ("dlpw", PartsConfig("full")), ("hu", PartsConfig("2", consecutive_siblings=True)),
+    ("bcfw", PartsConfig("full"))])
 def test_a_trainer_refuses_the_orders_it_cannot_fit_before_any_work(trainer, parts,
                                                                    sample_train, monkeypatch):
     from polyparse.parser import training

@@ -46,8 +46,8 @@ def test_rehearsal_once_per_setup_and_the_same_model(tmp_path, small_sample, mon
 
 
 def test_the_digest_names_the_setup_not_the_epochs():
-    from polyparse.parser.config import TrainConfig
+    from polyparse.parser.config import PartsConfig, TrainConfig
 
     base = warmup._digest(TrainConfig())
     assert warmup._digest(TrainConfig(epochs=3, seed=7)) == base
-    assert warmup._digest(TrainConfig(parts={"order": "2"}, decoder="ilp")) != base
+    assert warmup._digest(TrainConfig(parts=PartsConfig(order="2"), decoder="ilp")) != base

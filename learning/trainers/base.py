@@ -29,7 +29,7 @@ from tqdm import tqdm
 from polyparse.decoders import Decoder, Declared, Parts
 from polyparse.decoders.declared import Registry
 from polyparse.decoders.factor_graph import FactorGraph
-from polyparse.decoders.higher_order import build_parts
+from polyparse.decoders.higher_order import PartsConfig
 
 from ..inference import Constraint
 from ..model import Example, LinearModel
@@ -108,10 +108,9 @@ class Trainer(Declared, ABC):
         with these candidate ``parts`` (0: none)."""
         return 0
 
-    def check_parts(self, options: dict) -> None:
+    def check_parts(self, parts: PartsConfig) -> None:
         """``ValueError`` before any work when the trainer cannot fit a model whose parts
-        are built with these :func:`~decoders.higher_order.build_parts` ``options``
-        (``order``, ...); by default it fits every order."""
+        are ``parts``; by default it fits every order."""
 
 
 class OnFactorGraph:
@@ -128,9 +127,9 @@ class OnFactorGraph:
         self._graphs.clear()
         super().start(examples, decoder)
 
-    def check_parts(self, options: dict) -> None:
+    def check_parts(self, parts: PartsConfig) -> None:
         """Refuse, before any work, parts that have no pairwise factor."""
-        self._build(build_parts(3, **options), True)
+        self._build(parts.build(3), True)
 
     def graph(self, parts: Parts, single_root: bool = True) -> FactorGraph:
         """The factor graph of ``parts`` (structure only, zero scores; rescore it with

@@ -45,7 +45,6 @@ import time
 import numpy as np
 
 from polyparse.decoders import PartType, hamming_cost
-from polyparse.decoders.higher_order import part_types
 from polyparse.decoders.matrix_tree import IllConditionedError, arc_marginals
 from polyparse.decoders.trees import chu_liu_edmonds
 
@@ -151,10 +150,10 @@ class ExtragradientTrainer(Trainer):
         """``z_bar`` over the arcs, then the average of ``c^T u_z``."""
         return parts.block(PartType.ARC).stop - parts.block(PartType.ARC).start + 1
 
-    def check_parts(self, options):
+    def check_parts(self, parts):
         """Order 1 only: arcs are the only parts."""
-        if part_types(**options) != {PartType.ARC}:
-            raise ValueError(_ORDER_1_ONLY.format(options.get("order", "1")))
+        if parts.part_types != {PartType.ARC}:
+            raise ValueError(_ORDER_1_ONLY.format(parts.order))
 
     # -- the pieces -----------------------------------------------------------------
 
@@ -187,7 +186,7 @@ class ExtragradientTrainer(Trainer):
     # -- the run ----------------------------------------------------------------------
 
     def run(self, examples, model, decoder):
-        self.check_parts(model.part_options)
+        self.check_parts(model.part_config)
         single_root = decoder.single_root
         m = len(examples)
         states = SentenceStates.allocate(examples, self.state_size)

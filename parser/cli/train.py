@@ -9,10 +9,11 @@ import time
 
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.decoders import DECODERS
-from polyparse.learning.mixing import MIXING, check_mixable
+from polyparse.learning.mixing import check_mixable
 from polyparse.learning.trainers import TRAINERS, make_trainer
 
 from ..checks import UsageError, at_least, check_files, check_solver
+from ..config import PrunerConfig, TaggerConfig
 from .common import add_dask_flag, check_dask, cluster, given, names
 from .flags import add_flags, chosen
 
@@ -36,7 +37,8 @@ def add(sub) -> None:
     p.add_argument("--consecutive-siblings", action="store_true",
                    help="consecutive sibling parts instead of all sibling pairs")
     p.add_argument("--max-heads", type=int, default=None, metavar="N",
-                   help="pruning: candidate heads kept per word (default 10)")
+                   help="pruning: candidate heads kept per word (default "
+                        f"{PrunerConfig.max_heads})")
     p.add_argument("--labeled-pruner", action="store_true",
                    help="prune with a labeled first-order model (default: an unlabeled "
                         "one, twice as fast)")
@@ -71,7 +73,7 @@ def add(sub) -> None:
                    help="the parser learns from tags predicted by K-fold jackknifing "
                         "(default %(default)s)")
     p.add_argument("--tagger-epochs", type=int, default=None, metavar="N",
-                   help="perceptron epochs of the tagger (default 8)")
+                   help=f"perceptron epochs of the tagger (default {TaggerConfig.epochs})")
     p.add_argument("--word-clusters", metavar="FILE", default=None,
                    help="Brown word clusters for the tagger, in Liang's paths format "
                         "('polyparse clusters en' writes English ones)")
@@ -89,14 +91,16 @@ def add(sub) -> None:
 def _default_decoders() -> str:
     """Which decoder ``train`` takes for which parts (:func:`~parser.config.
     default_decoder`): ``mst for --order 1, ad3-exact for --order 2 and full, ...``."""
+    from polyparse.decoders.higher_order import PartsConfig
+
     from ..config import default_decoder
 
     chosen_for: dict[str, list[str]] = {}
     for order in ("1", "2", "full"):
-        chosen_for.setdefault(default_decoder({"order": order}), []).append(order)
+        chosen_for.setdefault(default_decoder(PartsConfig(order)), []).append(order)
     text = ", ".join(f"{decoder} for --order {' and '.join(orders)}"
                      for decoder, orders in chosen_for.items())
-    consecutive = {default_decoder({"order": order, "consecutive_siblings": True})
+    consecutive = {default_decoder(PartsConfig(order, consecutive_siblings=True))
                    for order in ("2", "full")}
     return text + "".join(f", {decoder} with --consecutive-siblings"
                           for decoder in sorted(consecutive))
@@ -116,9 +120,10 @@ def train_config(args):
     option checked, alone and against the others (the decoder against the parts, the
     trainer's options against its epochs and parts, the feature sizes), before any file
     is read or any kernel compiled."""
+    from polyparse.decoders.higher_order import PartsConfig
     from polyparse.features.extractor import FeatureConfig
 
-    from ..config import TrainConfig, config_decoder, default_decoder
+    from ..config import MixingConfig, TrainConfig, config_decoder, default_decoder
 
     at_least(1, epochs=args.epochs, tagger_epochs=args.tagger_epochs, shards=args.shards,
              max_heads=args.max_heads)
@@ -128,8 +133,7 @@ def train_config(args):
     if args.no_tagger and args.word_clusters:
         raise UsageError("--word-clusters are features of the tagger: drop --no-tagger")
     check_dask(args.dask)
-    parts = dict(order=args.order, **given(consecutive_siblings=args.consecutive_siblings
-                                           or None))
+    parts = PartsConfig(args.order, consecutive_siblings=args.consecutive_siblings)
     decoder = args.decoder or default_decoder(parts)
     if decoder not in DECODERS:
         raise UsageError(f"unknown decoder {decoder!r}; choose from {', '.join(sorted(DECODERS))}")
@@ -139,21 +143,21 @@ def train_config(args):
             single_root=not args.multi_root, epochs=args.epochs, seed=args.seed,
             trainer_options=chosen(args, TRAINERS, args.trainer),
             decoder_options=chosen(args, DECODERS, decoder),
-            features=given(bits=args.bits, label_bits=args.label_bits,
-                           morphology=args.morphology or None),
+            features=FeatureConfig(**given(bits=args.bits, label_bits=args.label_bits),
+                                   morphology=args.morphology),
             parts=parts,
-            pruner=given(max_heads=args.max_heads, labeled=args.labeled_pruner or None),
-            tagger=None if args.no_tagger else given(epochs=args.tagger_epochs,
-                                                     clusters=args.word_clusters),
+            pruner=PrunerConfig(**given(max_heads=args.max_heads),
+                                labeled=args.labeled_pruner),
+            tagger=None if args.no_tagger else TaggerConfig(**given(
+                epochs=args.tagger_epochs, clusters=args.word_clusters)),
             jackknife=args.jackknife, ud_rules=not args.no_ud_rules,
-            mixing=None if args.shards is None else {"shards": args.shards, "mixing": MIXING})
+            mixing=None if args.shards is None else MixingConfig(args.shards))
         config_decoder(config)
         trainer = make_trainer(config.trainer, epochs=config.epochs, seed=config.seed,
                                **config.trainer_options)
         trainer.check_parts(config.parts)
         if args.shards is not None or args.dask is not None:
             check_mixable(trainer)
-        FeatureConfig(**config.features)
     except ValueError as error:
         raise UsageError(str(error)) from None
     check_solver(config.decoder_options.get("solver"))
@@ -165,13 +169,14 @@ def _train_with(args, config, client) -> None:
     ``client``'s workers if it is not None)."""
     from dataclasses import replace
 
+    from ..config import MixingConfig
     from ..pipeline import Parser
     from ..warmup import warm_kernels
 
     if client is not None and config.shards is None:
         shards = max(1, sum(client.nthreads().values()))
         log.info("training on %d shards, one per worker thread of the cluster", shards)
-        config = replace(config, mixing={"shards": shards, "mixing": MIXING})
+        config = replace(config, mixing=MixingConfig(shards))
     train = read_treebank(args.train, fmt=args.format, single_root=config.single_root)
     if config.tagger is not None and args.jackknife > len(train):
         raise UsageError(f"--jackknife {args.jackknife}: {args.train} has {len(train)} "

@@ -13,8 +13,9 @@ Three trained models, run in this order and stored with the parser in one model 
    tags (a dictionary backed by a classifier of edit scripts).
 """
 
-from .lemmatizer import Lemmatizer, with_lemmas
-from .tagger import Tagger, jackknife, with_tags
-from .tokenizer import Tokenizer
+from .lemmatizer import Lemmatizer, LemmatizerOptions, with_lemmas
+from .tagger import Tagger, TaggerOptions, jackknife, with_tags
+from .tokenizer import Tokenizer, TokenizerOptions
 
-__all__ = ["Lemmatizer", "Tagger", "Tokenizer", "jackknife", "with_lemmas", "with_tags"]
+__all__ = ["Lemmatizer", "LemmatizerOptions", "Tagger", "TaggerOptions", "Tokenizer",
+           "TokenizerOptions", "jackknife", "with_lemmas", "with_tags"]

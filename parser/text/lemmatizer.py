@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Sequence
 
 import numpy as np
@@ -196,10 +196,11 @@ def _longest_common_substring(a: str, b: str) -> tuple[int, int, int]:
 
 # ---------------------------------------------------------------------- the lemmatizer
 
-class Lemmatizer:
-    """Predicts the LEMMA of each word of tagged sentences; fit with :meth:`fit`.
+@dataclass(frozen=True)
+class LemmatizerOptions:
+    """The settings of a :class:`Lemmatizer` (stored with it in a model file).
 
-    Parameters
+    Attributes
     ----------
     hash_bits:
         The classifier hashes (feature, rule) pairs into ``2**hash_bits`` weights.
@@ -209,6 +210,26 @@ class Lemmatizer:
     rare_count:
         The classifier is trained on the words seen fewer times than this in training
         (the others the dictionary knows).
+    """
+
+    hash_bits: int = 20
+    min_rule_count: int = 2
+    rare_count: int = 10
+
+    def __post_init__(self) -> None:
+        for f in fields(LemmatizerOptions):
+            value = getattr(self, f.name)
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{f.name} must be a positive integer, not {value!r}")
+
+
+class Lemmatizer:
+    """Predicts the LEMMA of each word of tagged sentences; fit with :meth:`fit`.
+
+    Parameters
+    ----------
+    options:
+        Its :class:`LemmatizerOptions`.
 
     Attributes
     ----------
@@ -224,16 +245,13 @@ class Lemmatizer:
         Per epoch, the number of training words the perceptron classified wrongly.
     """
 
-    def __init__(self, *, hash_bits: int = 20, min_rule_count: int = 2,
-                 rare_count: int = 10) -> None:
-        self.hash_bits = hash_bits
-        self.min_rule_count = min_rule_count
-        self.rare_count = rare_count
+    def __init__(self, options: LemmatizerOptions = LemmatizerOptions()) -> None:
+        self.options = options
 
     def get_params(self) -> dict:
-        """Constructor arguments, as passed to ``Lemmatizer(**params)``."""
-        return {"hash_bits": self.hash_bits, "min_rule_count": self.min_rule_count,
-                "rare_count": self.rare_count}
+        """Its :class:`LemmatizerOptions` as JSON (those of a subclass, such as a training
+        run's :class:`~parser.config.LemmatizerConfig`, left out)."""
+        return {f.name: getattr(self.options, f.name) for f in fields(LemmatizerOptions)}
 
     def fit(self, sentences: Sequence[Sentence], tagger: Tagger, *, epochs: int = 5,
             seed: int = 0) -> "Lemmatizer":
@@ -243,10 +261,6 @@ class Lemmatizer:
         Words are shuffled before each epoch by a ``numpy`` generator seeded with
         ``seed``: the same data, parameters and seed give the same model.
         """
-        for name in ("hash_bits", "min_rule_count", "rare_count"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, not {value!r}")
         if epochs < 1:
             raise ValueError(f"epochs must be >= 1, not {epochs}")
         words = [(form, upos, lemma) for s in sentences
@@ -259,7 +273,7 @@ class Lemmatizer:
         self.dictionary_ = {key: counts.most_common(1)[0][0] for key, counts in pairs.items()}
         rule_of = {(form, lemma): lemma_rule(form, lemma) for form, _, lemma in words}
         counts = Counter(rule_of[form, lemma] for form, _, lemma in words)
-        self.rules_ = sorted((r for r, c in counts.items() if c >= self.min_rule_count),
+        self.rules_ = sorted((r for r, c in counts.items() if c >= self.options.min_rule_count),
                              key=lambda r: (-counts[r], repr(r.to_json())))
         index = {rule: k for k, rule in enumerate(self.rules_)}
         self.whole_ = {}
@@ -275,11 +289,11 @@ class Lemmatizer:
             ((0, 0),), _casing(form)) else -1 for (form, lemma), rule in rule_of.items()}
         gold = np.array([usable[form, lemma] for form, _, lemma in words], dtype=np.int64)
         form_counts = Counter(form for form, _, _ in words)
-        rare = np.fromiter((form_counts[form] < self.rare_count for form, _, _ in words),
+        rare = np.fromiter((form_counts[form] < self.options.rare_count for form, _, _ in words),
                            dtype=bool, count=len(words))
         features, word_types, cand_ptr, cand, lexicon = self._encode(sentences, tagger, rare)
         trained = np.flatnonzero((gold >= 0) & rare)
-        weights = np.zeros(1 << self.hash_bits)
+        weights = np.zeros(1 << self.options.hash_bits)
         weights_sum = np.zeros_like(weights)
         rng = np.random.default_rng(seed)
         step, self.history_ = 1, []
@@ -440,12 +454,12 @@ class Lemmatizer:
         if found != expected:
             raise ValueError(f"not a {FORMAT} model of version {FORMAT_VERSION} for the "
                              f"tagger's features of version {TAGGER_FORMAT_VERSION}: {found}")
-        lemmatizer = cls(**meta["params"])
+        lemmatizer = cls(LemmatizerOptions(**meta["params"]))
         lemmatizer.history_ = list(meta["history"])
         lemmatizer.rules_ = [LemmaRule.from_json(r) for r in meta["rules"]]
         lemmatizer.dictionary_ = {(form, upos): lemma for form, upos, lemma in meta["dictionary"]}
         lemmatizer.whole_ = {form: [int(k) for k in ids] for form, ids in meta["whole"].items()}
-        lemmatizer.weights_ = np.zeros(1 << lemmatizer.hash_bits, dtype=np.float32)
+        lemmatizer.weights_ = np.zeros(1 << lemmatizer.options.hash_bits, dtype=np.float32)
         lemmatizer.weights_[np.asarray(arrays["rows"], dtype=np.int64)] = arrays["weights"]
         lemmatizer._index_rules()
         return lemmatizer

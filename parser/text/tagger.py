@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -109,10 +109,11 @@ _TABLES = {"dict_keys": np.uint64, "class_keys": np.uint64, "class_values": np.u
 """The tagger's lookup tables (attributes with a trailing ``_``) and their types."""
 
 
-class Tagger:
-    """Predicts UPOS, XPOS and FEATS of each word; fit with :meth:`fit`.
+@dataclass(frozen=True)
+class TaggerOptions:
+    """The settings of a :class:`Tagger` (stored with it in a model file).
 
-    Parameters
+    Attributes
     ----------
     xpos:
         ``"separate"``: UPOS and XPOS are two layers; ``"joint"``: one layer over the
@@ -134,10 +135,39 @@ class Tagger:
         Training decodes with this bonus on every wrong tag of every word (cost-augmented
         decoding; 0 is the plain perceptron). Weights move by 1 per update, so it is
         measured in updates; 60 was best of 0, 1, 4, 10, 25, 60, 90 and 150 on en_ewt.
+    """
+
+    xpos: str = "separate"
+    feats: str = "whole"
+    hash_bits: int = 18
+    max_weights: int = 2**22
+    dict_min_count: int = 10
+    max_candidates: int = 16
+    margin: float = 60.0
+
+    def __post_init__(self) -> None:
+        for name, allowed in _CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, not {getattr(self, name)!r}")
+        for name in ("hash_bits", "max_weights", "dict_min_count", "max_candidates"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        if not isinstance(self.margin, (int, float, np.number)) or not 0 <= self.margin < np.inf:
+            raise ValueError(f"margin must be a finite number >= 0, not {self.margin!r}")
+
+
+class Tagger:
+    """Predicts UPOS, XPOS and FEATS of each word; fit with :meth:`fit`.
+
+    Parameters
+    ----------
+    options:
+        Its :class:`TaggerOptions`.
     clusters:
         Optional ``{word: bit string}`` Brown clusters
         (:func:`corpora.word_clusters.read_word_clusters`). A word is looked up as it is
-        written, else lowercased. Not a parameter of :meth:`get_params`: the fitted
+        written, else lowercased. Not one of its :class:`TaggerOptions`: the fitted
         tagger keeps the table itself (:attr:`cluster_keys_`).
 
     Attributes
@@ -158,35 +188,15 @@ class Tagger:
         over layers) before updating, in its cost-augmented decoding.
     """
 
-    def __init__(self, *, xpos: str = "separate", feats: str = "whole", hash_bits: int = 18,
-                 max_weights: int = 2**22, dict_min_count: int = 10,
-                 max_candidates: int = 16, margin: float = 60.0,
+    def __init__(self, options: TaggerOptions = TaggerOptions(), *,
                  clusters: Mapping[str, str] | None = None) -> None:
-        self.xpos = xpos
-        self.feats = feats
-        self.hash_bits = hash_bits
-        self.max_weights = max_weights
-        self.dict_min_count = dict_min_count
-        self.max_candidates = max_candidates
-        self.margin = margin
+        self.options = options
         self.clusters = clusters
 
     def get_params(self) -> dict:
-        """Constructor arguments, as passed to ``Tagger(**params)``."""
-        return {"xpos": self.xpos, "feats": self.feats, "hash_bits": self.hash_bits,
-                "max_weights": self.max_weights, "dict_min_count": self.dict_min_count,
-                "max_candidates": self.max_candidates, "margin": self.margin}
-
-    def _check_params(self) -> None:
-        for name, allowed in _CHOICES.items():
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, not {getattr(self, name)!r}")
-        for name in ("hash_bits", "max_weights", "dict_min_count", "max_candidates"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, not {value!r}")
-        if not isinstance(self.margin, (int, float, np.number)) or not 0 <= self.margin < np.inf:
-            raise ValueError(f"margin must be a finite number >= 0, not {self.margin!r}")
+        """Its :class:`TaggerOptions` as JSON (those of a subclass, such as a training
+        run's :class:`~parser.config.TaggerConfig`, left out)."""
+        return {f.name: getattr(self.options, f.name) for f in fields(TaggerOptions)}
 
     # ------------------------------------------------------------------ training
 
@@ -196,21 +206,20 @@ class Tagger:
         Sentences are shuffled before each epoch by a ``numpy`` generator seeded with
         ``seed``: the same data, parameters and seed give the same model.
         """
-        self._check_params()
         if epochs < 1:
             raise ValueError(f"epochs must be >= 1, not {epochs}")
         if not sentences:
             raise ValueError("no training sentences")
         counts = Counter(form for s in sentences for form in s.forms[1:])
         self.dict_keys_ = np.unique(_hash([f for f, c in counts.items()
-                                           if c >= self.dict_min_count], K.FORM))
+                                           if c >= self.options.dict_min_count], K.FORM))
         lower_counts: Counter[str] = Counter()
         lower_tags: dict[str, set[str]] = {}
         for s in sentences:
             for form, upos in zip(s.forms[1:], s.upos[1:]):
                 lower_counts[form.lower()] += 1
                 lower_tags.setdefault(form.lower(), set()).add(upos)
-        frequent = [w for w, c in lower_counts.items() if c >= self.dict_min_count]
+        frequent = [w for w, c in lower_counts.items() if c >= self.options.dict_min_count]
         keys = _hash(frequent, K.LOWER)
         order = np.argsort(keys)
         self.class_keys_ = keys[order]
@@ -247,7 +256,8 @@ class Tagger:
                 with np.errstate(over="ignore"):
                     step, wrong = K.train_epoch(features, sent_ptr, order, constraints, gold,
                                                 weights, weights_sum, trans, trans_sum,
-                                                self.max_candidates, float(self.margin), step)
+                                                self.options.max_candidates,
+                                                float(self.options.margin), step)
                 errors[epoch] += wrong
                 log.debug("layer %s, epoch %d: %d words wrong", name, epoch + 1, wrong)
             self.layers_.append(_Layer(
@@ -266,16 +276,16 @@ class Tagger:
         return self
 
     def _layer_names(self, sentences: Sequence[Sentence]) -> list[str]:
-        names = ["upos", "xpos"] if self.xpos == "separate" else ["upos+xpos"]
-        if self.feats == "whole":
+        names = ["upos", "xpos"] if self.options.xpos == "separate" else ["upos+xpos"]
+        if self.options.feats == "whole":
             return names + ["feats"]
         features = {pair.split("=", 1)[0] for s in sentences for feats in s.feats[1:]
                     if feats != ABSENT for pair in feats.split("|")}
         return names + [f"feats:{f}" for f in sorted(features, key=_feature_order)]
 
     def _rows(self, n_tags: int) -> int:
-        budget = max(self.max_weights // n_tags, 1)
-        return 1 << min(self.hash_bits, budget.bit_length() - 1)
+        budget = max(self.options.max_weights // n_tags, 1)
+        return 1 << min(self.options.hash_bits, budget.bit_length() - 1)
 
     def _encode(self, sentences: Sequence[Sentence]) -> tuple[np.ndarray, ...]:
         """``(features uint64 (N, F), sent_ptr int64 (S + 1,), tok_dict int64 (N,))``."""
@@ -325,7 +335,7 @@ class Tagger:
                            layer.group_tags)
             with np.errstate(over="ignore"):
                 ids = K.decode(features, sent_ptr, constraints, layer.weights, layer.trans,
-                               self.max_candidates)
+                               self.options.max_candidates)
             columns[layer.name] = [layer.tags[i] for i in ids.tolist()]
             if j == 0:
                 groups = ids
@@ -373,7 +383,7 @@ class Tagger:
         if found != (FORMAT, FORMAT_VERSION, K.N_FEATURES):
             raise ValueError(f"not a {FORMAT} model of version {FORMAT_VERSION} with "
                              f"{K.N_FEATURES} features: {found}")
-        tagger = cls(**meta["params"])
+        tagger = cls(TaggerOptions(**meta["params"]))
         tagger.history_ = list(meta["history"])
         for name, dtype in _TABLES.items():
             # models saved before word clusters existed have no cluster arrays
@@ -399,14 +409,15 @@ def _averaged(weights: np.ndarray, weights_sum: np.ndarray, step: int) -> np.nda
     return np.subtract(weights, weights_sum, out=weights, casting="same_kind")
 
 
-def jackknife(sentences: Sequence[Sentence], k: int = 10, *, epochs: int = 8, seed: int = 0,
-              **params) -> list[Sentence]:
+def jackknife(sentences: Sequence[Sentence], k: int = 10,
+              options: TaggerOptions = TaggerOptions(), *, epochs: int = 8, seed: int = 0,
+              clusters: Mapping[str, str] | None = None) -> list[Sentence]:
     """Re-tag ``sentences`` by ``k``-fold cross-tagging (jackknifing).
 
     The sentences are shuffled with ``seed`` and dealt into ``k`` folds; each fold is
-    tagged by a :class:`Tagger` (``params``) trained on the other ``k - 1`` folds only, so
-    the returned copies (in the input order) carry tags of test-time quality, for training
-    a parser on predicted tags.
+    tagged by a :class:`Tagger` (``options``, ``clusters``) trained on the other ``k - 1``
+    folds only, so the returned copies (in the input order) carry tags of test-time
+    quality, for training a parser on predicted tags.
     """
     if not 2 <= k <= len(sentences):
         raise ValueError(f"k must be between 2 and the number of sentences, not {k}")
@@ -417,7 +428,7 @@ def jackknife(sentences: Sequence[Sentence], k: int = 10, *, epochs: int = 8, se
         held_out[fold] = True
         train = [s for s, h in zip(sentences, held_out) if not h]
         # The fold's tagger is a temporary: gone before the next one is trained.
-        tagged = Tagger(**params).fit(train, epochs=epochs, seed=seed).tag(
+        tagged = Tagger(options, clusters=clusters).fit(train, epochs=epochs, seed=seed).tag(
             [sentences[i] for i in fold])
         for i, sentence in zip(fold.tolist(), tagged):
             out[i] = sentence

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -108,23 +108,51 @@ def _token_offsets(text: str, tokens: Sequence[SurfaceToken]) -> list[tuple[int,
     return spans if text[pos:].isspace() or pos == len(text) else None
 
 
-class Tokenizer:
-    """Sentence splitter, tokenizer and multiword-token expander for raw text.
+@dataclass(frozen=True)
+class TokenizerOptions:
+    """The settings of a :class:`Tokenizer` (stored with it in a model file).
 
-    Parameters
+    Attributes
     ----------
     epochs:
         Perceptron passes over the training examples.
     char_bits, token_bits:
         The token-boundary and sentence-boundary models have ``2**bits`` weights each.
-    seed:
-        Seed of the order in which the perceptrons visit examples.
     min_rule_count, min_rule_precision:
         When a multiword suffix rule is kept (see :class:`MultiwordLexicon`).
     min_context_count, context_bits:
         A form seen in training as a multiword token and as a single word is decided in
         context when its less frequent analysis was seen ``min_context_count`` times; that
         model has ``2**context_bits`` weights (see :class:`MultiwordLexicon`).
+    """
+
+    epochs: int = 5
+    char_bits: int = 22
+    token_bits: int = 20
+    min_rule_count: int = 2
+    min_rule_precision: float = 0.7
+    min_context_count: int = 5
+    context_bits: int = 18
+
+    def __post_init__(self) -> None:
+        for name, low, high in (("epochs", 1, None), ("char_bits", 8, 30),
+                                ("token_bits", 8, 30), ("min_rule_count", 1, None),
+                                ("min_rule_precision", 0, 1), ("min_context_count", 1, None),
+                                ("context_bits", 8, 30)):
+            value = getattr(self, name)
+            if value < low or (high is not None and value > high):
+                raise ValueError(f"{name}={value} is outside [{low}, {high or 'inf'}]")
+
+
+class Tokenizer:
+    """Sentence splitter, tokenizer and multiword-token expander for raw text.
+
+    Parameters
+    ----------
+    options:
+        Its :class:`TokenizerOptions`.
+    seed:
+        Seed of the order in which the perceptrons visit examples.
 
     Attributes
     ----------
@@ -146,25 +174,12 @@ class Tokenizer:
     [[('I',), ('ca', "n't"), ('.',)], [('Go',), ('!',)]]
     """
 
-    def __init__(self, *, epochs: int = 5, char_bits: int = 22, token_bits: int = 20,
-                 seed: int = 0, min_rule_count: int = 2, min_rule_precision: float = 0.7,
-                 min_context_count: int = 5, context_bits: int = 18):
-        self.epochs = epochs
-        self.char_bits = char_bits
-        self.token_bits = token_bits
+    def __init__(self, options: TokenizerOptions = TokenizerOptions(), *, seed: int = 0):
+        self.options = options
         self.seed = seed
-        self.min_rule_count = min_rule_count
-        self.min_rule_precision = min_rule_precision
-        self.min_context_count = min_context_count
-        self.context_bits = context_bits
 
     def _params(self) -> dict:
-        return {"epochs": self.epochs, "char_bits": self.char_bits,
-                "token_bits": self.token_bits, "seed": self.seed,
-                "min_rule_count": self.min_rule_count,
-                "min_rule_precision": self.min_rule_precision,
-                "min_context_count": self.min_context_count,
-                "context_bits": self.context_bits}
+        return {**asdict(self.options), "seed": self.seed}
 
     # ------------------------------------------------------------------ training
 
@@ -174,25 +189,17 @@ class Tokenizer:
         Sentences whose token forms do not spell their ``# text`` are skipped with a
         warning.
         """
-        for name, value, low, high in (("epochs", self.epochs, 1, None),
-                                       ("char_bits", self.char_bits, 8, 30),
-                                       ("token_bits", self.token_bits, 8, 30),
-                                       ("min_rule_count", self.min_rule_count, 1, None),
-                                       ("min_rule_precision", self.min_rule_precision, 0, 1),
-                                       ("min_context_count", self.min_context_count, 1, None),
-                                       ("context_bits", self.context_bits, 8, 30)):
-            if value < low or (high is not None and value > high):
-                raise ValueError(f"{name}={value} is outside [{low}, {high or 'inf'}]")
         sentences = list(sentences)
         text, tokens, spans, ends = _training_document(sentences)
         if not tokens:
             raise ValueError("no training sentence with tokens")
-        self.multiword_ = MultiwordLexicon.fit(tokens, min_count=self.min_rule_count,
-                                               min_precision=self.min_rule_precision,
+        options = self.options
+        self.multiword_ = MultiwordLexicon.fit(tokens, min_count=options.min_rule_count,
+                                               min_precision=options.min_rule_precision,
                                                ends=ends,
-                                               min_context_count=self.min_context_count,
-                                               context_bits=self.context_bits,
-                                               epochs=self.epochs, seed=self.seed,
+                                               min_context_count=options.min_context_count,
+                                               context_bits=options.context_bits,
+                                               epochs=options.epochs, seed=self.seed,
                                                word_classes=word_classes(sentences))
         self.abbreviations_ = frozenset(
             t.form.lower() for t in tokens
@@ -205,29 +212,29 @@ class Tokenizer:
         boundaries = np.zeros(len(text) + 1, dtype=bool)
         for start, end in spans:
             boundaries[start] = boundaries[end] = True
-        features = kernels.char_features(chars, classes, gaps, self.char_bits)
+        features = kernels.char_features(chars, classes, gaps, options.char_bits)
         logger.info("token boundaries: %d gaps, %d boundaries", len(gaps),
                     int(boundaries[gaps].sum()))
         self.char_weights_ = kernels.perceptron_fit(features, boundaries[gaps],
-                                                    self._orders(len(gaps)), self.char_bits)
+                                                    self._orders(len(gaps)), options.char_bits)
 
         attrs = self._token_attributes(text, [s for s, _ in spans], [e for _, e in spans])
         # Learn also from the ends of paragraphs, as if the blank line were a space.
         attrs[:-1, kernels.ATTR_SPACE_AFTER] = np.minimum(attrs[:-1, kernels.ATTR_SPACE_AFTER],
                                                           SPACE)
         candidates = _sentence_candidates(attrs)
-        features = kernels.token_features(attrs, candidates, self.token_bits)
+        features = kernels.token_features(attrs, candidates, options.token_bits)
         logger.info("sentence boundaries: %d candidates, %d boundaries", len(candidates),
                     int(ends[candidates].sum()))
         self.token_weights_ = kernels.perceptron_fit(features, ends[candidates],
                                                      self._orders(len(candidates)),
-                                                     self.token_bits)
+                                                     options.token_bits)
         return self
 
     def _orders(self, n: int) -> np.ndarray:
         """``(epochs, n)``: a fresh random order of the ``n`` examples for each pass."""
         rng = np.random.default_rng(self.seed)
-        return np.stack([rng.permutation(n) for _ in range(self.epochs)])
+        return np.stack([rng.permutation(n) for _ in range(self.options.epochs)])
 
     # ------------------------------------------------------------------ prediction
 
@@ -255,7 +262,8 @@ class Tokenizer:
         split = np.zeros(len(text) + 1, dtype=bool)
         if len(gaps):
             scores = kernels.perceptron_scores(
-                kernels.char_features(chars, classes, gaps, self.char_bits), self.char_weights_)
+                kernels.char_features(chars, classes, gaps, self.options.char_bits),
+                self.char_weights_)
             split[gaps[_tie_symbols(classes, gaps, scores) > 0]] = True
         solid = classes != kernels.WHITESPACE
         before = np.concatenate(([False], solid[:-1]))
@@ -272,7 +280,8 @@ class Tokenizer:
         end_score = np.full(len(starts), -np.inf)
         if len(candidates):
             end_score[candidates] = kernels.perceptron_scores(
-                kernels.token_features(attrs, candidates, self.token_bits), self.token_weights_)
+                kernels.token_features(attrs, candidates, self.options.token_bits),
+                self.token_weights_)
             sentence_end[candidates[end_score[candidates] > 0]] = True
 
         first = 0
@@ -396,11 +405,14 @@ class Tokenizer:
         """The inverse of :meth:`to_json`."""
         if data.get("format") != FORMAT or data.get("version") != VERSION:
             raise ValueError(f"not a {FORMAT} version {VERSION} model")
-        tokenizer = cls(**data["params"])
+        params = dict(data["params"])
+        seed = params.pop("seed", 0)
+        tokenizer = cls(TokenizerOptions(**params), seed=seed)
         tokenizer.abbreviations_ = frozenset(data["abbreviations"])
         tokenizer.multiword_ = MultiwordLexicon.from_json(data["multiword"])
         tokenizer.scripts_ = data.get("scripts")
-        for name, bits in zip(_WEIGHTS, (tokenizer.char_bits, tokenizer.token_bits)):
+        bits_of = (tokenizer.options.char_bits, tokenizer.options.token_bits)
+        for name, bits in zip(_WEIGHTS, bits_of):
             index = np.asarray(arrays[name + "_index"], dtype=np.int64)
             value = np.asarray(arrays[name + "_value"], dtype=np.float32)
             if index.shape != value.shape or np.any((index < 0) | (index >= 1 << bits)):
