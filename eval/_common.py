@@ -211,6 +211,19 @@ def kept_model(args, name: str, train) -> Path:
     return path
 
 
+def kept_trained_model(args, name: str, folder: Path, sentences: int, tmp: Path) -> Path:
+    """:func:`kept_model` trained by ``polyparse train`` (its defaults, 2 epochs) on the
+    first ``sentences`` training sentences of the treebank in ``folder``."""
+    def train(path: Path) -> None:
+        blocks = (folder / "train.conllu").read_text(encoding="utf-8").split("\n\n")
+        cut = tmp / "train.conllu"
+        cut.write_text("\n\n".join(blocks[:sentences]) + "\n\n", encoding="utf-8")
+        subprocess.run([*POLYPARSE, "-q", "train", "--train", str(cut), "--model", str(path),
+                        "--epochs", "2"], check=True)
+
+    return kept_model(args, name, train)
+
+
 def revision() -> str:
     """The repository's git revision (``git describe --always --dirty``), for result
     tables."""

@@ -24,7 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ._common import POLYPARSE, arguments, folder as treebank_folder, kept_model, write_table
+from ._common import (POLYPARSE, arguments, folder as treebank_folder, kept_trained_model,
+                      write_table)
 
 SMOKE = ["--treebank", "sample", "--train-sentences", "20", "--max-dev", "10",
          "--inputs", "conllu"]
@@ -48,16 +49,8 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
 
-        def train(path: Path) -> None:
-            blocks = (folder / "train.conllu").read_text(encoding="utf-8").split("\n\n")
-            cut = tmp / "train.conllu"
-            cut.write_text("\n\n".join(blocks[:args.train_sentences]) + "\n\n",
-                           encoding="utf-8")
-            subprocess.run([*POLYPARSE, "-q", "train", "--train", str(cut), "--model",
-                            str(path), "--epochs", "2"], check=True)
-
-        model = kept_model(args, f"dask_identity_{args.treebank}_{args.train_sentences}",
-                           train)
+        model = kept_trained_model(args, f"dask_identity_{args.treebank}_{args.train_sentences}",
+                                   folder, args.train_sentences, tmp)
         dev = tmp / "dev.conllu"
         dev.write_text("\n\n".join((folder / "dev.conllu").read_text(encoding="utf-8")
                                    .split("\n\n")[:args.max_dev]).rstrip("\n") + "\n\n",

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._common import (POLYPARSE, arguments, folder as treebank_folder, kept_model,
+from ._common import (POLYPARSE, arguments, folder as treebank_folder, kept_trained_model,
                       single_thread, write_table)
 
 single_thread()
@@ -77,16 +77,8 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
 
-        def train(path: Path) -> None:
-            blocks = (folder / "train.conllu").read_text(encoding="utf-8").split("\n\n")
-            cut = tmp / "train.conllu"
-            cut.write_text("\n\n".join(blocks[:args.train_sentences]) + "\n\n",
-                           encoding="utf-8")
-            subprocess.run([*POLYPARSE, "-q", "train", "--train", str(cut), "--model",
-                            str(path), "--epochs", "2"], check=True)
-
-        model = kept_model(args, f"spacy_component_{args.treebank}_{args.train_sentences}",
-                           train)
+        model = kept_trained_model(args, f"spacy_component_{args.treebank}_{args.train_sentences}",
+                                   folder, args.train_sentences, tmp)
         rows = measure(args, model, words, tmp)
     total = rows[0]["words"]
     table = write_table(
