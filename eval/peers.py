@@ -417,16 +417,15 @@ def chosen_systems(ap, asked: list[str] | None) -> list[str]:
     """The systems to run: those ``--systems`` names (default all), less the peers not
     installed, each said in one line; a usage error if the peers asked for by name are
     all missing."""
-    systems = [s for s in (asked or SYSTEMS) if installed(s)]
-    for system in (asked or SYSTEMS):
-        if not installed(system):
-            print(f"peers: {PACKAGES[system]} is not installed (pip install -e '.[peers]'): "
-                  f"no {system} rows", file=sys.stderr)
+    missing = [s for s in (asked or SYSTEMS) if not installed(s)]
     wanted_peers = [s for s in (asked or ()) if s in PACKAGES]
-    if wanted_peers and not any(s in systems for s in wanted_peers):
+    if wanted_peers and set(wanted_peers) <= set(missing):
         ap.error(f"--systems {' '.join(asked)}: none of the peers asked for is installed "
                  f"(pip install -e '.[peers]' installs {' and '.join(PACKAGES.values())})")
-    return systems
+    for system in missing:
+        print(f"peers: {PACKAGES[system]} is not installed (pip install -e '.[peers]'): "
+              f"no {system} rows", file=sys.stderr)
+    return [s for s in (asked or SYSTEMS) if s not in missing]
 
 
 COLUMNS = [("treebank", "treebank"), ("system", "system"), ("input", "input"),
