@@ -27,7 +27,7 @@ training file each system is trained as its users train it:
   recognizer and the parser), the language's rule-based tokenizer (``spacy.blank(lang)``);
   ``spacy train`` for at most ``--spacy-max-epochs`` epochs and ``--spacy-max-steps``
   steps, no early stopping (the training file is also its ``--paths.dev``, evaluated
-  once at the last step at most), ``model-last`` kept.
+  at step 0 and every ``--spacy-max-steps`` steps), ``model-last`` kept.
 
 Then, in this process, one thread (:func:`eval._common.single_thread`; spaCy
 ``n_process=1``), each system loads its model and annotates two inputs, each timed end
@@ -97,9 +97,6 @@ SMOKE = ["--treebanks", "sample", "--max-train", "30", "--max-dev", "10", "--epo
          "--spacy-max-steps", "10", "--no-warm-up", "--work", "{results}/work"]
 """The smoke run: every installed system trained for one epoch on 30 sample sentences,
 10 held out."""
-
-INPUTS = ("raw text", "gold tokens")
-
 
 @dataclass(frozen=True)
 class Annotator:
@@ -361,13 +358,10 @@ def udeval(command: str, gold: Path, system: Path) -> dict:
     return scores
 
 
-def annotate(annotate_: Callable[[str], str], text: str, out: Path, warm: str | None) -> float:
-    """Wall seconds of ``annotate_(text)`` written into ``out``, after an untimed run on
-    ``warm`` (if given)."""
-    if warm is not None:
-        annotate_(warm)
+def timed(function: Callable[[str], str], text: str, out: Path) -> float:
+    """Wall seconds of ``function(text)`` written into ``out``."""
     start = time.perf_counter()
-    out.write_text(annotate_(text), encoding="utf-8")
+    out.write_text(function(text), encoding="utf-8")
     return time.perf_counter() - start
 
 
@@ -391,15 +385,16 @@ def run_system(system: str, args, name: str, train: Path, held: Path, work: Path
     rows = []
     for kind, (function, given, warm) in inputs.items():
         out = work / f"{system}-{kind.replace(' ', '-')}.conllu"
-        seconds = annotate(function, given, out, warm if args.warm_up else None)
+        if args.warm_up:
+            function(warm)
+        before = annotator.repaired()
+        seconds = timed(function, given, out)
         scores = udeval(udeval_, held, out)
         rows.append({"treebank": name, "system": system, "input": kind,
                      **{metric: s["f1"] for metric, s in scores.items()},
                      "words_per_s": words / seconds, "parse_s": seconds, "load_s": load_s,
-                     "train_min": train_min, "gold_words": words, "conll18": scores})
-    if annotator.repaired():
-        for row in rows:
-            row["roots_repaired"] = annotator.repaired()
+                     "train_min": train_min, "gold_words": words,
+                     "roots_repaired": annotator.repaired() - before, "conll18": scores})
     return rows
 
 
@@ -449,10 +444,11 @@ def write(args, rows: list[dict], splits: dict) -> Path:
         + ("warmed up on 5 sentences first" if args.warm_up else "not warmed up")
         + f"; *train min*: wall minutes of training on {os.cpu_count()} cores shared with "
         "other jobs (load averages above).")
-    spacy_rows = [r for r in rows if r.get("roots_repaired")]
-    if spacy_rows:
-        notes += (" spaCy roots attached to their sentence's first root: " + ", ".join(
-            f"{r['treebank']} {r['roots_repaired']}" for r in spacy_rows[::2]) + ".")
+    repaired = [r for r in rows if r["roots_repaired"]]
+    if repaired:
+        notes += (" Roots attached to their sentence's first root: " + ", ".join(
+            f"{r['treebank']} {r['system']} {r['input']} {r['roots_repaired']}"
+            for r in repaired) + ".")
     return write_table(args, args.out, "polyparse and its peers, same data (issue 43, item 1)",
                        rows, COLUMNS, notes, meta={"splits": splits})
 
