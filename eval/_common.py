@@ -12,6 +12,7 @@ import platform
 import shlex
 import subprocess
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -93,6 +94,27 @@ def require_treebanks(ap: argparse.ArgumentParser, ud: Path, names: list[str]) -
                if not (folder(ud, name) / "train.conllu").is_file()]
     if missing:
         ap.error(f"not found: {', '.join(missing)}")
+
+
+def timed_command(command: list[str], log: Path) -> float:
+    """Wall seconds of ``command`` in a child process, its messages (standard output and
+    error) written to ``log``, where a long training run can be followed; exits with the
+    log's last lines if it fails."""
+    start = time.perf_counter()
+    with log.open("w", encoding="utf-8") as messages:
+        status = subprocess.run(command, stdout=messages, stderr=subprocess.STDOUT).returncode
+    if status:
+        tail = "\n".join(log.read_text(encoding="utf-8").splitlines()[-20:])
+        sys.exit(f"{shlex.join(command)} failed ({status}):\n{tail}")
+    return time.perf_counter() - start
+
+
+def conll18_columns() -> list[tuple[str, str]]:
+    """The ``(key, header)`` table columns of the CoNLL 2018 shared task's metrics (the
+    keys of :data:`polyparse.parser.evaluate.METRICS`), each an F1."""
+    from polyparse.parser.evaluate import METRICS
+
+    return [(name, f"{label} F1") for name, label in METRICS.items()]
 
 
 def load() -> list[float]:

@@ -33,16 +33,14 @@ row.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from ._common import (POLYPARSE, SAMPLE, arguments, markdown_table, warm_up_argument,
-                      write_table)
+from ._common import (POLYPARSE, SAMPLE, arguments, markdown_table, timed_command,
+                      warm_up_argument, write_table)
 
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.parser import cli
@@ -98,13 +96,7 @@ def split(folder: Path, work: Path, max_sentences: int | None,
 def run(*args: str, log: Path) -> float:
     """Wall seconds of ``polyparse ARGS`` in a child process, its messages written to
     ``log`` (where a long training run can be followed); exits if it fails."""
-    start = time.perf_counter()
-    with log.open("w", encoding="utf-8") as messages:
-        status = subprocess.run([*POLYPARSE, *args], stderr=messages).returncode
-    if status:
-        tail = "\n".join(log.read_text(encoding="utf-8").splitlines()[-20:])
-        sys.exit(f"defaults.py: polyparse {' '.join(args)} failed ({status}):\n{tail}")
-    return time.perf_counter() - start
+    return timed_command([*POLYPARSE, *args], log)
 
 
 def order_flags(order: str) -> list[str]:

@@ -41,8 +41,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from ._common import (POLYPARSE, REPO, arguments, require_treebanks, single_thread, split,
-                      treebanks_argument, word_clusters, write_table)
+from ._common import (POLYPARSE, REPO, arguments, conll18_columns, require_treebanks,
+                      single_thread, split, treebanks_argument, word_clusters, write_table)
 
 single_thread()
 
@@ -169,11 +169,8 @@ def run(name: str, args) -> dict:
 
 
 COLUMNS = [("treebank", "treebank"), ("split", "split"), ("train_sentences", "train sents"),
-           ("epochs", "epochs"), ("clusters", "word clusters"), ("tokens", "tokens F1"),
-           ("sentences", "sentences F1"), ("words", "words F1"), ("upos", "UPOS F1"),
-           ("xpos", "XPOS F1"), ("ufeats", "UFeats F1"), ("alltags", "AllTags F1"),
-           ("lemmas", "Lemmas F1"), ("uas", "UAS F1"), ("las", "LAS F1"), ("clas", "CLAS F1"),
-           ("mlas", "MLAS F1"), ("blex", "BLEX F1"), ("upos_gold_tokens", "UPOS gold tok"),
+           ("epochs", "epochs"), ("clusters", "word clusters"), *conll18_columns(),
+           ("upos_gold_tokens", "UPOS gold tok"),
            ("las_gold_tokens", "LAS gold tok"), ("las_gold_tags", "LAS gold tags"),
            ("train_min", "train min"), ("tok_s_cpu", "tok/s 1 core"),
            ("tok_s_cli_jobs1", "tok/s CLI --jobs 1"), ("tok_s_cli_jobs2", "tok/s CLI --jobs 2"),
