@@ -35,7 +35,7 @@ to end (annotating and writing the CoNLL-U), after an untimed run on the first
 sentences (unless ``--no-warm-up``):
 
 * raw text: the held-out sentences' ``# text`` as ``conllu_to_text.pl`` writes them
-  (:func:`corpora.tokenizer.raw_text`, as ``eval/raw_text.py``): paragraphs apart by
+  (:func:`corpora.plain_text.raw_text`, as ``eval/raw_text.py``): paragraphs apart by
   blank lines, lines wrapped at 80 characters. polyparse: ``Parser.stream_text`` as
   ``polyparse parse --format text``; UDPipe: its ``tokenize`` input; spaCy: one ``Doc``
   per paragraph, its lines joined by spaces, whitespace tokens left out of the output;
@@ -76,7 +76,7 @@ from ._common import (POLYPARSE, arguments, conll18_columns, folder, require_tre
 single_thread()
 
 from polyparse.corpora.conllu_io import read_conllu, write_conllu  # noqa: E402
-from polyparse.corpora.tokenizer import raw_text  # noqa: E402
+from polyparse.corpora.plain_text import raw_text  # noqa: E402
 from polyparse.parser import cli  # noqa: E402
 from polyparse.parser.evaluate import METRICS  # noqa: E402
 
