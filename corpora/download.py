@@ -126,7 +126,22 @@ def download_treebank(name: str, cache_dir: str | os.PathLike, *,
             raise DownloadError(component, "not a valid treebank name, tag or prefix")
     cache_dir = Path(cache_dir)
     directory = cache_dir / name / tag
+    created = [folder for folder in (directory, *directory.parents) if not folder.exists()]
     make_cache_dir(directory)
+    try:
+        return _fetch_splits(name, cache_dir, directory, base_url=base_url, tag=tag,
+                             prefix=prefix, splits=splits, expected_sha256=expected_sha256,
+                             progress=progress, timeout=timeout)
+    except DownloadError:
+        remove_empty(created)
+        raise
+
+
+def _fetch_splits(name: str, cache_dir: Path, directory: Path, *, base_url: str, tag: str,
+                  prefix: str, splits: Sequence[str],
+                  expected_sha256: Mapping[str, str] | None, progress: bool,
+                  timeout: float) -> list[Path]:
+    """The body of :func:`download_treebank`, once ``directory`` exists."""
     paths = []
     for split in splits:
         path = directory / f"{prefix}-ud-{split}.conllu"
@@ -176,6 +191,16 @@ def make_cache_dir(directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise DownloadError(str(directory), f"cannot create the cache: {error.strerror}") from None
+
+
+def remove_empty(folders: Sequence[Path]) -> None:
+    """Remove ``folders``, deepest first, where they are empty: those a failed download
+    created, so that it leaves nothing in the cache."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:             # not empty (or gone): a file made since is kept
+            return
 
 
 def is_cached(path: Path, expected: str | None) -> bool:

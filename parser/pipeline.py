@@ -5,10 +5,9 @@ A model file holds the parser and, when they were trained with it, the tokenizer
 the lemmatizer (:class:`parser.text.Lemmatizer`), so that one file takes raw text to
 trees:
 
->>> from polyparse.parser.pipeline import Parser             # doctest: +SKIP
->>> parser = Parser.load("model.npz")                        # doctest: +SKIP
->>> for sentence in parser.parse_text("The cat sat. It purred."):  # doctest: +SKIP
-...     print(sentence.to_text())
+>>> import polyparse                                         # doctest: +SKIP
+>>> parser = polyparse.load("model.npz")                     # a Parser  # doctest: +SKIP
+>>> print(parser("The cat sat. It purred.").to_conllu())     # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ import itertools
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
+from polyparse.corpora.document import Document
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, Sentence
 from polyparse.learning.confidence import Temperatures, head_model
 from polyparse.learning.model import LinearModel
@@ -214,6 +214,16 @@ class Parser(Decoding):
         """
         return list(self.stream_text(text, id_prefix=id_prefix, jobs=jobs,
                                      max_words=max_words, client=client))
+
+    def __call__(self, text: str) -> Document:
+        """The :class:`~corpora.document.Document` of raw ``text``: its sentences
+        tokenized, tagged and parsed (:meth:`parse_text`). Raises
+        :class:`MissingComponentError` if the model has no tokenizer or tagger."""
+        if not isinstance(text, str):
+            raise TypeError(f"a parser is called on raw text (a str), not "
+                            f"{type(text).__name__}; use parse_tokens for word lists and "
+                            "parse for Sentences")
+        return Document(text, tuple(self.parse_text(text)))
 
     def stream_text(self, text: str, *, id_prefix: str = "", jobs: int = 1,
                     max_words: int | None = MAX_SENTENCE_WORDS,

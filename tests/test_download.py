@@ -119,12 +119,25 @@ def test_expected_sha256(remote, tmp_path: Path) -> None:
     with pytest.raises(DownloadError, match="SHA-256 mismatch") as caught:
         fetch(remote, tmp_path / "other", splits=("train",), expected_sha256={"train": "0" * 64})
     assert caught.value.path.endswith("/tr_imst-ud-train.conllu")
-    assert list((tmp_path / "other" / NAME / TAG).iterdir()) == []  # nothing half-written
+    assert not (tmp_path / "other").exists()  # nothing half-written, no empty folders
 
 
 def test_nothing_found_is_an_error(remote, tmp_path: Path) -> None:
     with pytest.raises(DownloadError, match="no split of UD_Danish-DDT found at r9.9"):
         fetch(remote, tmp_path, name="UD_Danish-DDT")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_download_keeps_what_the_cache_held(remote, tmp_path: Path) -> None:
+    fetch(remote, tmp_path, splits=("train",))
+    with socket.socket() as sock:  # a port on which nothing listens
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(DownloadError, match="cannot connect"):
+        download_treebank(NAME, tmp_path, base_url=f"http://127.0.0.1:{port}", tag=TAG,
+                          splits=("train", "dev"), progress=False)
+    assert sorted(p.name for p in (tmp_path / NAME / TAG).iterdir()) == [
+        "tr_imst-ud-train.conllu"]
 
 
 @pytest.mark.parametrize("name, problem", [
@@ -134,7 +147,7 @@ def test_nothing_found_is_an_error(remote, tmp_path: Path) -> None:
 def test_server_failures(remote, tmp_path: Path, name: str, problem: str) -> None:
     with pytest.raises(DownloadError, match=problem):
         fetch(remote, tmp_path, name=name, prefix="x")
-    assert list((tmp_path / name / TAG).iterdir()) == []
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_network_error_is_a_clear_message(tmp_path: Path) -> None:
@@ -146,6 +159,7 @@ def test_network_error_is_a_clear_message(tmp_path: Path) -> None:
     assert isinstance(caught.value, CorpusError)  # the CLI reports it like a corpus error
     assert str(caught.value).startswith(f"http://127.0.0.1:{port}/{NAME}/")
     assert "cannot connect" in str(caught.value)
+    assert list(tmp_path.iterdir()) == []           # no empty folders left in the cache
 
 
 def test_unknown_treebank_needs_a_prefix(tmp_path: Path) -> None:

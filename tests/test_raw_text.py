@@ -219,12 +219,12 @@ def test_text_needs_a_tokenizer_and_a_tagger(bare_model, model, tmp_path, capsys
 def readme_example(page: str = "README.md") -> str:
     readme = (REPO / page).read_text()
     blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
-    examples = [b for b in blocks if "parse_text" in b]
-    assert len(examples) == 1, f"{page} has one Python example of parse_text"
+    examples = [b for b in blocks if "polyparse.load(" in b]
+    assert len(examples) == 1, f"{page} has one Python example of polyparse.load"
     return examples[0]
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/usage.md"])
+@pytest.mark.parametrize("page", ["README.md", "docs/usage.md", "docs/api.md"])
 def test_the_readme_example_runs(page, model, tmp_path, monkeypatch):
     (tmp_path / "sample.npz").write_bytes(model.read_bytes())
     (tmp_path / "corpora").symlink_to(REPO / "corpora")

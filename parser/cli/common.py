@@ -276,6 +276,33 @@ def add_cache_flag(p) -> None:
                    help="cache directory (default: $POLYPARSE_CACHE or ~/.cache/polyparse)")
 
 
+def add_treebank_flags(p) -> None:
+    """Where a UD treebank is fetched from and kept (``download``, ``train
+    --treebank``): ``--cache``, ``--base-url`` and ``--tag``."""
+    from polyparse.corpora.download import DEFAULT_BASE_URL, DEFAULT_TAG
+
+    add_cache_flag(p)
+    p.add_argument("--base-url", default=None, metavar="URL",
+                   help=f"where treebanks are served from, as URL/NAME/TAG/FILE (default "
+                        f"{DEFAULT_BASE_URL})")
+    p.add_argument("--tag", default=None, metavar="TAG",
+                   help=f"release tag (or branch) of the treebank's repository (default "
+                        f"{DEFAULT_TAG})")
+
+
+def fetch_treebank(args, name: str, splits: tuple[str, ...] | None = None) -> list[Path]:
+    """The ``splits`` (default: all) of UD treebank ``name`` in the cache of ``args``,
+    downloaded there if missing (:func:`~corpora.download.download_treebank`, from
+    ``--base-url`` at ``--tag``)."""
+    from polyparse.corpora import download
+
+    return download.download_treebank(name, cache_dir(args),
+                                      base_url=args.base_url or download.DEFAULT_BASE_URL,
+                                      tag=args.tag or download.DEFAULT_TAG,
+                                      splits=splits or download.SPLITS,
+                                      progress=sys.stderr.isatty())
+
+
 def cache_dir(args) -> Path:
     from polyparse.corpora.cache import default_cache_dir
 

@@ -4,30 +4,21 @@ lookups data."""
 
 from __future__ import annotations
 
-import sys
-
 from ..checks import UsageError
-from .common import add_cache_flag, cache_dir
+from .common import add_cache_flag, add_treebank_flags, cache_dir, fetch_treebank
 
 
 def add(sub) -> None:
-    from polyparse.corpora import download
-
     p = sub.add_parser("download", help="download a Universal Dependencies treebank",
                        description="Fetch a UD treebank's CoNLL-U files over HTTPS into a "
                                    "cache directory, checking SHA-256 sums.")
     p.add_argument("name", help="treebank, e.g. UD_English-EWT")
-    add_cache_flag(p)
-    p.add_argument("--base-url", default=download.DEFAULT_BASE_URL,
-                   help="where treebanks are served from")
+    add_treebank_flags(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> None:
-    from polyparse.corpora import download
-
-    for path in download.download_treebank(args.name, cache_dir(args), base_url=args.base_url,
-                                           progress=sys.stderr.isatty()):
+    for path in fetch_treebank(args, args.name):
         print(path)
 
 

@@ -61,12 +61,23 @@ def run(args) -> None:
         gold, pred = list(read_conllu(args.gold)), list(read_conllu(args.pred))
         _print_scores(_scores(gold, pred, args.pred, args.gold), args.json)
         return
+    from ..pipeline import Parser
+
     settings = ModelSettings.read(args.model)
     gold = list(read_conllu(args.gold))
     source = _eval_source(args, settings, gold)
-    pred = _parse_gold(args, source, gold)
-    scores = _scores(gold, pred, f"the parse of {args.gold}", args.gold)
-    if args.json:
+    score_parser(Parser.load(args.model), gold, args.gold, source, jobs=args.jobs,
+                 as_json=args.json)
+
+
+def score_parser(parser, gold: list, gold_name: str, source: str, *, jobs: int = 1,
+                 as_json: bool = False) -> None:
+    """Print the CoNLL 2018 scores (JSON or tables) of ``parser``'s parse of the gold
+    sentences' own text, tokens or tags (``source``): ``eval --model``, and ``train
+    --treebank`` on its dev split."""
+    pred = _parse_gold(parser, source, gold, jobs)
+    scores = _scores(gold, pred, f"the parse of {gold_name}", gold_name)
+    if as_json:
         _print_scores({"from": source, **scores}, True)
         return
     print(f"from {source}: {SOURCES[source]}\n")
@@ -85,20 +96,17 @@ def _eval_source(args, settings: ModelSettings, gold) -> str:
     return args.source
 
 
-def _parse_gold(args, source: str, gold) -> list:
-    """The model's parse of the gold file's text, tokens or tags (with progress and a
+def _parse_gold(parser, source: str, gold, jobs: int) -> list:
+    """The parser's parse of the gold file's text, tokens or tags (with progress and a
     summary line on standard error)."""
-    from ..pipeline import Parser
-
-    parser = Parser.load(args.model)
     given = system_input(gold, source)
     tally = Tally("parsed")
     if source == "text":
-        stream = tracked(parsed(parser, source, given, jobs=args.jobs), tally,
+        stream = tracked(parsed(parser, source, given, jobs=jobs), tally,
                          total=visible_characters(given), unit="characters",
                          size=lambda s: visible_characters(s.text))
     else:
-        stream = tracked(parsed(parser, source, given, jobs=args.jobs), tally,
+        stream = tracked(parsed(parser, source, given, jobs=jobs), tally,
                          total=len(given))
     pred = list(stream)
     log.info("%s", tally.line())

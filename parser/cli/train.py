@@ -3,6 +3,7 @@ trained on a CoNLL-U or CoNLL-X treebank and saved as one model file."""
 
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
 import time
@@ -14,7 +15,9 @@ from polyparse.learning.trainers import TRAINERS, make_trainer
 
 from ..checks import UsageError, at_least, check_files, check_solver
 from ..config import PrunerConfig, TaggerConfig
-from .common import add_dask_flag, check_dask, cluster, given, names
+from ..recipes import PLAIN, Recipe, language, recipe_for
+from .common import (add_dask_flag, add_treebank_flags, check_dask, cluster, fetch_treebank,
+                     given, names)
 from .flags import add_flags, chosen
 
 log = logging.getLogger("polyparse")
@@ -25,15 +28,21 @@ def add(sub) -> None:
                        description="Train a labeled dependency parser on a CoNLL-U (or "
                                    "CoNLL-X) treebank and save it as one .npz model file. "
                                    "docs/options.md says more about each option.")
-    p.add_argument("--train", required=True, metavar="FILE", help="training treebank")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--train", metavar="FILE", help="training treebank")
+    source.add_argument("--treebank", metavar="NAME",
+                        help="a UD treebank by name (UD_English-EWT): its train and dev "
+                             "fetched into the cache as by 'download', trained with its "
+                             "language family's settings (options given win), dev scored")
     p.add_argument("--dev", metavar="FILE", help="dev treebank: UAS/LAS after every epoch")
     p.add_argument("--model", required=True, metavar="OUT", help="model file to write (.npz)")
     p.add_argument("--decoder", default=None, metavar="D",
                    help=f"decoder for training and parsing: {names(DECODERS)} (default "
                         f"{_default_decoders()})")
-    p.add_argument("--order", choices=["1", "2", "full"], default="1",
+    p.add_argument("--order", choices=["1", "2", "full"], default=None,
                    help="parts scored: 1 = arcs; 2 = + grandparents and siblings; full = "
-                        "2 + valency and non-projective arcs (default %(default)s)")
+                        "2 + valency and non-projective arcs (default: the recipe's with "
+                        f"--treebank, else {PLAIN.order})")
     p.add_argument("--consecutive-siblings", action="store_true",
                    help="consecutive sibling parts instead of all sibling pairs")
     p.add_argument("--max-heads", type=int, default=None, metavar="N",
@@ -58,9 +67,10 @@ def add(sub) -> None:
     p.add_argument("--label-bits", type=int, default=None,
                    help="log2 of the number of hashed label features (default: sized from "
                         "the training data, at most 20)")
-    p.add_argument("--morphology", action="store_true",
+    p.add_argument("--morphology", action=argparse.BooleanOptionalAction, default=None,
                    help="features read XPOS refined by FEATS (XPOS|FEATS) wherever they read "
-                        "XPOS: for morphologically rich languages")
+                        "XPOS: for morphologically rich languages (default: the recipe's "
+                        "with --treebank, else off)")
     p.add_argument("--format", choices=["auto", "conllu", "conllx"], default="auto",
                    help="input format (default: from the file suffix)")
     p.add_argument("--no-tagger", action="store_true",
@@ -83,6 +93,7 @@ def add(sub) -> None:
                    help="iterative parameter mixing: train on K shards, their weights "
                         "averaged after every epoch (ssg and perceptron)")
     add_dask_flag(p, "run the shards", "without --shards, one shard per worker thread")
+    add_treebank_flags(p.add_argument_group("with --treebank"))
     add_flags(p, TRAINERS, "trainer options (each for the trainers in brackets, or all)")
     add_flags(p, DECODERS, "decoder options (each for the decoders in brackets)")
     p.set_defaults(run=run)
@@ -107,16 +118,87 @@ def _default_decoders() -> str:
 
 
 def run(args) -> None:
-    config = train_config(args)
+    recipe = treebank_recipe(args)
+    config = train_config(args, recipe)
     check_files({"--train": args.train, "--dev": args.dev,
                  "--word-clusters": args.word_clusters},
                 {"--model": args.model, "--checkpoint": args.checkpoint})
+    train, dev = (args.train, args.dev) if args.treebank is None else treebank_splits(args)
     with cluster(args.dask) as client:
-        _train_with(args, config, client)
+        parser = _train_with(args, config, client, train, dev)
+    if args.treebank is not None and dev is not None:
+        score_dev(parser, dev, args.format)
 
 
-def train_config(args):
-    """The :class:`~parser.config.TrainConfig` of ``polyparse train``'s options, every
+def treebank_recipe(args) -> Recipe:
+    """The recipe of ``--treebank``'s language family (:mod:`parser.recipes`), or the
+    plain defaults without ``--treebank``; the options that only ``--treebank`` takes
+    are refused without it, and ``--dev`` with it (the treebank has its own)."""
+    from polyparse.corpora.download import TREEBANKS
+
+    if args.treebank is None:
+        given_flags = [flag for flag, value in (("--cache", args.cache),
+                                                ("--base-url", args.base_url),
+                                                ("--tag", args.tag)) if value is not None]
+        if given_flags:
+            raise UsageError(f"{', '.join(given_flags)}: for --treebank only")
+        return PLAIN
+    if args.dev is not None:
+        raise UsageError("--dev: --treebank trains on the treebank's train split and "
+                         "scores its own dev split")
+    if args.treebank not in TREEBANKS:
+        raise UsageError(f"--treebank {args.treebank}: unknown treebank; known: "
+                         f"{', '.join(sorted(TREEBANKS))}")
+    code = language(TREEBANKS[args.treebank])
+    family, recipe = recipe_for(code)
+    log.info("%s: language %s, %s", args.treebank, code,
+             f"{family} recipe: {recipe.describe()}" if family else
+             "in no family of parser/recipes.py: the plain defaults")
+    return recipe
+
+
+def treebank_splits(args) -> tuple[str, str | None]:
+    """``--treebank``'s train and dev files in the cache, fetched if missing; a
+    :class:`UsageError` naming the treebank and the URL it could not fetch, and none
+    without a train split."""
+    from urllib.parse import urlsplit
+
+    from polyparse.corpora.download import DEFAULT_BASE_URL
+    from polyparse.corpora.errors import DownloadError
+
+    try:
+        paths = {path.name.rsplit("-", 1)[-1].removesuffix(".conllu"): str(path)
+                 for path in fetch_treebank(args, args.treebank, ("train", "dev"))}
+    except DownloadError as error:
+        host = urlsplit(args.base_url or DEFAULT_BASE_URL).netloc
+        raise UsageError(f"cannot download treebank {args.treebank} from {host}: "
+                         f"{error}") from None
+    if "train" not in paths:
+        raise UsageError(f"--treebank {args.treebank}: it has no train split")
+    log.info("%s: %s", args.treebank, ", ".join(paths.values()))
+    if "dev" not in paths:
+        log.warning("polyparse: warning: %s has no dev split: nothing to score",
+                    args.treebank)
+    return paths["train"], paths.get("dev")
+
+
+def score_dev(parser, dev: str, fmt: str) -> None:
+    """Print the CoNLL 2018 scores of ``parser`` on ``dev`` as ``polyparse eval
+    --model`` does, from the most honest input the parser takes."""
+    from polyparse.corpora.conllu_io import read_conllu
+
+    from ..honest_eval import default_source
+    from .evaluate import score_parser
+
+    gold = list(read_conllu(dev, fmt=fmt))
+    components = frozenset(name for name in ("tokenizer", "tagger", "lemmatizer")
+                           if getattr(parser, name) is not None)
+    score_parser(parser, gold, dev, default_source(components, gold))
+
+
+def train_config(args, recipe: Recipe = PLAIN):
+    """The :class:`~parser.config.TrainConfig` of ``polyparse train``'s options over
+    ``recipe``'s settings (:mod:`parser.recipes`; an option given wins), every
     option checked, alone and against the others (the decoder against the parts, the
     trainer's options against its epochs and parts, the feature sizes), before any file
     is read or any kernel compiled."""
@@ -133,7 +215,8 @@ def train_config(args):
     if args.no_tagger and args.word_clusters:
         raise UsageError("--word-clusters are features of the tagger: drop --no-tagger")
     check_dask(args.dask)
-    parts = PartsConfig(args.order, consecutive_siblings=args.consecutive_siblings)
+    parts = PartsConfig(args.order or recipe.order,
+                        consecutive_siblings=args.consecutive_siblings)
     decoder = args.decoder or default_decoder(parts)
     if decoder not in DECODERS:
         raise UsageError(f"unknown decoder {decoder!r}; choose from {', '.join(sorted(DECODERS))}")
@@ -144,12 +227,14 @@ def train_config(args):
             trainer_options=chosen(args, TRAINERS, args.trainer),
             decoder_options=chosen(args, DECODERS, decoder),
             features=FeatureConfig(**given(bits=args.bits, label_bits=args.label_bits),
-                                   morphology=args.morphology),
+                                   morphology=recipe.morphology if args.morphology is None
+                                   else args.morphology),
             parts=parts,
             pruner=PrunerConfig(**given(max_heads=args.max_heads),
                                 labeled=args.labeled_pruner),
             tagger=None if args.no_tagger else TaggerConfig(**given(
-                epochs=args.tagger_epochs, clusters=args.word_clusters)),
+                epochs=args.tagger_epochs, clusters=args.word_clusters),
+                feats=recipe.tagger_feats),
             jackknife=args.jackknife, ud_rules=not args.no_ud_rules,
             mixing=None if args.shards is None else MixingConfig(args.shards))
         config_decoder(config)
@@ -164,9 +249,10 @@ def train_config(args):
     return config
 
 
-def _train_with(args, config, client) -> None:
-    """``polyparse train`` once the options and files are checked (the shards on
-    ``client``'s workers if it is not None)."""
+def _train_with(args, config, client, train_path: str, dev_path: str | None):
+    """``polyparse train`` on ``train_path`` (scored on ``dev_path`` after every epoch)
+    once the options and files are checked (the shards on ``client``'s workers if it is
+    not None): the :class:`Parser`, saved to ``--model``."""
     from dataclasses import replace
 
     from ..config import MixingConfig
@@ -177,12 +263,12 @@ def _train_with(args, config, client) -> None:
         shards = max(1, sum(client.nthreads().values()))
         log.info("training on %d shards, one per worker thread of the cluster", shards)
         config = replace(config, mixing=MixingConfig(shards))
-    train = read_treebank(args.train, fmt=args.format, single_root=config.single_root)
+    train = read_treebank(train_path, fmt=args.format, single_root=config.single_root)
     if config.tagger is not None and args.jackknife > len(train):
-        raise UsageError(f"--jackknife {args.jackknife}: {args.train} has {len(train)} "
+        raise UsageError(f"--jackknife {args.jackknife}: {train_path} has {len(train)} "
                          "sentence(s), fewer than the folds of the tagger's jackknifing")
-    dev = (read_treebank(args.dev, fmt=args.format, single_root=config.single_root)
-           if args.dev else None)
+    dev = (read_treebank(dev_path, fmt=args.format, single_root=config.single_root)
+           if dev_path else None)
     start = time.perf_counter()
     try:
         warm_kernels(train, config, dev)
@@ -196,3 +282,4 @@ def _train_with(args, config, client) -> None:
              ", ".join(["parser"] + [name for name in ("tokenizer", "tagger",
                                                            "lemmatizer")
                                      if getattr(parser, name) is not None]))
+    return parser

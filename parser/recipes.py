@@ -1,0 +1,110 @@
+"""Training recipes: the settings the benchmarks found best, written down per language
+family (not per treebank), for ``polyparse train --treebank NAME``.
+
+A treebank's language is the first part of its file prefix (``en_ewt`` -> ``en``,
+:func:`language`); its family's :class:`Recipe` sets what the plain defaults leave
+(the model order, the morphology features, the tagger's FEATS layers); a language in no
+family of :data:`FAMILIES` gets the plain defaults (:data:`PLAIN`). Options given on
+the command line override a recipe's settings.
+
+Word clusters are in no recipe: they come from an optional package
+(``polyparse[clusters]``, spaCy's lookups data, for en, de and es only), and gave the
+en_ewt tagger +0.18 UPOS (95.59 against 95.41, ``eval/results/frozen/tagger.md``);
+``--word-clusters`` adds them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from polyparse.decoders.higher_order import PartsConfig
+from polyparse.features.extractor import FeatureConfig
+
+from .text import TaggerOptions
+
+__all__ = ["FAMILIES", "PLAIN", "Family", "Recipe", "language", "recipe_for"]
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """The settings of a training run that a language family changes; each defaults to
+    the plain default of its setting.
+
+    Attributes
+    ----------
+    order:
+        :attr:`~decoders.higher_order.PartsConfig.order` (``--order``).
+    morphology:
+        :attr:`~features.extractor.FeatureConfig.morphology` (``--morphology``).
+    tagger_feats:
+        :attr:`~parser.text.TaggerOptions.feats`: one FEATS layer (``"whole"``) or one
+        per feature name (``"split"``).
+    """
+
+    order: str = PartsConfig.order
+    morphology: bool = FeatureConfig.morphology
+    tagger_feats: str = TaggerOptions.feats
+
+    def describe(self) -> str:
+        """The settings that differ from the plain defaults, as options: ``--order 2``."""
+        changed = [f"--order {self.order}" if self.order != PLAIN.order else "",
+                   "--morphology" if self.morphology != PLAIN.morphology else "",
+                   f"tagger FEATS {self.tagger_feats}"
+                   if self.tagger_feats != PLAIN.tagger_feats else ""]
+        return ", ".join(text for text in changed if text) or "the plain defaults"
+
+
+PLAIN = Recipe()
+"""The plain defaults: a language in no family of :data:`FAMILIES`."""
+
+
+@dataclass(frozen=True)
+class Family:
+    """A language family: its languages (the ISO 639 codes of UD's file prefixes) and
+    its recipe."""
+
+    languages: frozenset[str]
+    recipe: Recipe
+
+
+FAMILIES: dict[str, Family] = {
+    # Order 2 against order 1 (eval/results/defaults.md, issue 41): UAS +1.91 en_ewt,
+    # +2.49 en_gum, +0.58 da_ddt, +3.30 sv_talbanken, and -0.54 nl_alpino (on 71 held-out
+    # sentences), at 0.04-0.73x the parsing speed in process and ~1.6x the training time.
+    "Germanic": Family(frozenset({"en", "de", "nl", "da", "sv", "no", "nb", "nn", "is", "fo",
+                                  "af", "got", "gsw", "lb", "yi"}),
+                       Recipe(order="2")),
+    # Order 2: UAS +1.32 on sl_ssj (eval/results/defaults.md) at 0.11x the speed. FEATS
+    # per feature name lowered sl_ssj's FEATS (78.38 against 79.17,
+    # eval/results/frozen/tagger.md): one layer kept; morphology features unmeasured.
+    "Slavic": Family(frozenset({"sl", "cs", "sk", "pl", "ru", "uk", "be", "bg", "mk", "hr",
+                                "sr", "hsb", "orv", "cu", "csb", "qpm"}),
+                     Recipe(order="2")),
+    # Order 2: UAS +0.93 on tr_imst (eval/results/defaults.md) at 0.05x the speed.
+    # Morphology features (XPOS|FEATS): order-2 UAS 70.02 against 68.45, LAS 62.99
+    # against 60.58, on gold tags (eval/results/frozen/orders_tr_imst_morphology.md
+    # against orders_tr_imst_lambda1e-2.md). FEATS per feature name: tagger FEATS 80.89
+    # against 80.32, all tags right 77.65 against 76.69, UPOS unchanged
+    # (eval/results/frozen/tagger.md).
+    "Turkic": Family(frozenset({"tr", "az", "kk", "ky", "tt", "ug", "uz", "sah", "ota"}),
+                     Recipe(order="2", morphology=True, tagger_feats="split")),
+}
+"""The language families whose recipe the benchmarks measured, by name."""
+
+
+def language(prefix: str) -> str:
+    """The language code of a treebank's file prefix.
+
+    >>> language("en_ewt")
+    'en'
+    """
+    return prefix.partition("_")[0]
+
+
+def recipe_for(language_code: str) -> tuple[str | None, Recipe]:
+    """The family of ``language_code`` and its recipe; ``(None, PLAIN)`` for a language
+    in no family of :data:`FAMILIES`."""
+    for name, family in FAMILIES.items():
+        if language_code in family.languages:
+            return name, family.recipe
+    return None, PLAIN
