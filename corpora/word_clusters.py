@@ -30,9 +30,13 @@ import json
 import logging
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from . import download
+from ._hashing import sorted_lookup, string_hashes
 from .errors import CorpusError
 from .files import atomic_write
 
@@ -49,6 +53,76 @@ SPACY_TABLE = "data/{lang}_lexeme_cluster.json.gz"
 SPACY_LANGUAGES = ("de", "en", "es")
 """The languages whose clusters spaCy's lookups data 1.0.5 holds."""
 INSTALL = "pip install 'polyparse[clusters]'"
+KEY_SEED = 16
+"""Seed of the hashes of a :class:`ClusterTable`'s words (the tagger's since its first
+model files with clusters: ``parser.text._tagger_kernels.CLUSTER_SEED``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class ClusterTable:
+    """Brown clusters as arrays, for looking words up in a kernel's hot path and for a
+    model file (numpy arrays, no pickle).
+
+    Attributes
+    ----------
+    keys:
+        ``uint64 (W,)``, sorted: the hash of each word (:data:`KEY_SEED`).
+    paths:
+        ``uint64 (W,)``: its bit string packed with the first bit in bit 0, so that
+        ``path & (2**k - 1)`` is its ``k``-bit prefix.
+    lengths:
+        ``int64 (W,)``: the length of its bit string.
+    """
+
+    keys: np.ndarray
+    paths: np.ndarray
+    lengths: np.ndarray
+
+    @classmethod
+    def of(cls, clusters: "Mapping[str, str] | ClusterTable") -> "ClusterTable":
+        """The table of ``{word: bit string}`` (:func:`read_word_clusters`), or
+        ``clusters`` itself if it is one."""
+        if isinstance(clusters, ClusterTable):
+            return clusters
+        words = list(clusters)
+        keys = string_hashes(words, KEY_SEED)
+        order = np.argsort(keys, kind="stable")
+        paths = np.array([int(clusters[w][::-1], 2) for w in words], dtype=np.uint64)
+        lengths = np.array([len(clusters[w]) for w in words], dtype=np.int64)
+        return cls(keys[order], paths[order], lengths[order])
+
+    def __len__(self) -> int:
+        return self.keys.shape[0]
+
+    def lookup(self, forms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``(paths, lengths)`` of the clusters of ``forms`` (``uint64``, ``int64``),
+        each looked up as written, else lowercased; a word in neither form has path 0
+        and length -1."""
+        rows = np.arange(len(self))
+        row = sorted_lookup(self.keys, rows, string_hashes(forms, KEY_SEED), -1)
+        missing = np.flatnonzero(row < 0)
+        if missing.size:
+            row[missing] = sorted_lookup(self.keys, rows, string_hashes(
+                [forms[i].lower() for i in missing], KEY_SEED), -1)
+        found = row >= 0
+        paths = np.where(found, self.paths[row], np.uint64(0)).astype(np.uint64)
+        return paths, np.where(found, self.lengths[row], -1).astype(np.int64)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """``{"keys", "paths", "lengths"}``: what :meth:`from_arrays` reads back."""
+        return {"keys": self.keys, "paths": self.paths, "lengths": self.lengths}
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> "ClusterTable":
+        keys = np.asarray(arrays["keys"], dtype=np.uint64)
+        paths = np.asarray(arrays["paths"], dtype=np.uint64)
+        lengths = np.asarray(arrays["lengths"], dtype=np.int64)
+        if not keys.shape == paths.shape == lengths.shape or keys.ndim != 1:
+            raise ValueError("word-cluster arrays of different shapes")
+        if keys.size and (np.any(keys[1:] < keys[:-1]) or lengths.min() < 1
+                          or lengths.max() > MAX_BITS):
+            raise ValueError("word-cluster arrays are not a sorted table of bit strings")
+        return cls(keys, paths, lengths)
 
 
 def read_word_clusters(path: str | os.PathLike) -> dict[str, str]:

@@ -190,7 +190,7 @@ def test_train_with_word_clusters_stores_them_in_the_tagger(tmp_path, sample_tra
                  "--epochs", "1", "--jackknife", "2", "--tagger-epochs", "1",
                  "--word-clusters", str(clusters)]) == 0
     parser = Parser.load(model)
-    assert parser.tagger.cluster_keys_.shape[0] == len(forms)
+    assert parser.tagger.cluster_table_.keys.shape[0] == len(forms)
     assert parser.config.tagger.clusters == str(clusters)
 
 

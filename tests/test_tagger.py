@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from polyparse.corpora._hashing import hash_strings
+from polyparse.corpora.word_clusters import KEY_SEED
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.corpora.sentence import ROOT, Sentence
 from polyparse.parser.text import Tagger, TaggerOptions, jackknife, with_tags
@@ -308,7 +310,7 @@ def test_hash_strings_matches_twin():
     buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
     seeds = np.arange(len(strings), dtype=np.uint64) * np.uint64(7)
     with np.errstate(over="ignore"):
-        got = K.hash_strings(buf, offsets, seeds)
+        got = hash_strings(buf, offsets, seeds)
     assert got.tolist() == [hash_bytes(b, int(s)) for b, s in zip(encoded, seeds)]
     assert len(set(got.tolist())) == len(strings)
 
@@ -590,12 +592,9 @@ def test_bad_parameters_are_rejected(sample):
 # ---------------------------------------------------------------------------------------
 # Word clusters.
 
-def test_clusters_are_looked_up_as_written_then_lowercased(sample):
-    tagger = Tagger(TaggerOptions(hash_bits=10), clusters={"Dog": "01", "cat": "0110"})
-    tagger.fit(sample[0][:5], epochs=1)
-    paths, lengths = tagger._type_clusters(["Dog", "dog", "Cat", "cat", "bird"])
-    assert lengths.tolist() == [2, -1, 4, 4, -1]
-    assert paths.tolist()[:4] == [0b10, 0, 0b0110, 0b0110]   # first bit in bit 0
+def test_the_cluster_table_keeps_the_tagger_s_hashes():
+    # model files since the first with clusters hold words hashed under this seed
+    assert KEY_SEED == K.CLUSTER_SEED
 
 
 def cluster_corpus(rng, n_words: int, first_bit: str, tag: str) -> tuple[list, dict]:
@@ -628,7 +627,7 @@ def test_save_load_keeps_the_clusters(sample):
     tagger = Tagger(TaggerOptions(hash_bits=12), clusters=clusters).fit(train, epochs=2)
     meta, arrays = tagger.to_arrays()
     loaded = Tagger.from_arrays(json.loads(json.dumps(meta)), dict(arrays))
-    assert loaded.clusters is None and loaded.cluster_keys_.shape[0] == len(clusters)
+    assert loaded.clusters is None and loaded.cluster_table_.keys.shape[0] == len(clusters)
     assert loaded.predict(dev) == tagger.predict(dev)
     without = Tagger(TaggerOptions(hash_bits=12)).fit(train, epochs=2)
     assert without.predict(dev) != tagger.predict(dev)
@@ -638,5 +637,5 @@ def test_models_saved_before_clusters_still_load(sample, sample_tagger):
     meta, arrays = sample_tagger.to_arrays()
     old = {name: value for name, value in arrays.items() if not name.startswith("cluster")}
     loaded = Tagger.from_arrays(meta, old)
-    assert loaded.cluster_keys_.shape == (0,)
+    assert loaded.cluster_table_.keys.shape == (0,)
     assert loaded.predict(sample[1]) == sample_tagger.predict(sample[1])

@@ -8,11 +8,13 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from polyparse.corpora.errors import CorpusError
-from polyparse.corpora.word_clusters import (SPACY_PACKAGE, read_word_clusters, spacy_clusters,
-                                             spacy_word_clusters, write_word_clusters)
+from polyparse.corpora.word_clusters import (SPACY_PACKAGE, ClusterTable, read_word_clusters,
+                                             spacy_clusters, spacy_word_clusters,
+                                             write_word_clusters)
 from polyparse.parser.cli import main
 
 
@@ -20,6 +22,23 @@ def test_read_accepts_liang_paths_with_and_without_counts(tmp_path: Path) -> Non
     path = tmp_path / "paths"
     path.write_text("0010\tthe\t1021\n0011\ta\t870\n\n110\tdog\n", encoding="utf-8")
     assert read_word_clusters(path) == {"the": "0010", "a": "0011", "dog": "110"}
+
+
+def test_words_are_looked_up_as_written_then_lowercased() -> None:
+    table = ClusterTable.of({"Dog": "01", "cat": "0110", "x": "1" * 64})
+    paths, lengths = table.lookup(["Dog", "dog", "Cat", "cat", "bird", "X"])
+    assert lengths.tolist() == [2, -1, 4, 4, -1, 64]
+    assert paths.tolist() == [0b10, 0, 0b0110, 0b0110, 0, 2**64 - 1]   # first bit in bit 0
+    again = ClusterTable.from_arrays(table.to_arrays())
+    assert [a.tolist() for a in again.lookup(["cat", "Dog"])] == [[0b0110, 0b10], [4, 2]]
+
+
+def test_damaged_cluster_arrays_are_refused() -> None:
+    arrays = ClusterTable.of({"a": "0", "b": "1", "c": "01"}).to_arrays()
+    with pytest.raises(ValueError, match="sorted"):
+        ClusterTable.from_arrays(dict(arrays, keys=arrays["keys"][::-1]))
+    with pytest.raises(ValueError, match="shapes"):
+        ClusterTable.from_arrays(dict(arrays, lengths=np.ones(2)))
 
 
 def test_write_then_read_round_trips(tmp_path: Path) -> None:
@@ -103,8 +122,7 @@ def test_cluster_failures_are_clear_errors(lookups, tmp_path: Path, monkeypatch)
         with pytest.raises(CorpusError, match=problem):
             spacy_word_clusters(lang, tmp_path)
     assert not (tmp_path / "clusters" / "de-brown.paths").exists()
-    monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(lookups)])
-    monkeypatch.delitem(sys.modules, SPACY_PACKAGE, raising=False)
+    monkeypatch.setitem(sys.modules, SPACY_PACKAGE, None)   # not importable, if installed too
     with pytest.raises(CorpusError, match=r"not installed: pip install 'polyparse\[clusters\]'"):
         spacy_word_clusters("en", tmp_path)
 

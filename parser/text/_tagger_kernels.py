@@ -3,7 +3,7 @@
 Pure functions over numpy arrays (``docs/style.md``); :mod:`parser.text.tagger` wraps
 them. Each public kernel has a plain-Python twin in ``tests/test_tagger.py``.
 
-Hashing is 64-bit FNV-1a over UTF-8 bytes, finished (and combined) with the MurmurHash3
+Hashing is 64-bit FNV-1a over UTF-8 bytes (:func:`corpora._hashing.hash_strings`), finished (and combined) with the MurmurHash3
 ``fmix64`` finalizer, so feature ids are the same on every machine and in every process
 (unlike Python's salted ``hash``). The arithmetic wraps modulo 2^64; when the kernels run
 as plain Python (``NUMBA_DISABLE_JIT=1``) callers silence numpy's overflow warnings with
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from polyparse.corpora._hashing import FNV_OFFSET, FNV_PRIME, GOLDEN, M1, fmix64
+from polyparse.corpora._hashing import GOLDEN, M1, fmix64
 
 
 # Columns of the per-word-type hash table (``tagger._type_strings`` lists the strings):
@@ -49,23 +49,6 @@ _NO_CLUSTER = np.uint64(0x5851F42D4C957F2D)
 def combine(seed, a, b):
     """Hash of the ordered pair ``(a, b)`` under template ``seed`` (all ``uint64``)."""
     return fmix64(fmix64(seed ^ a) * GOLDEN ^ b)
-
-
-@numba.njit(cache=True)
-def hash_strings(buf, offsets, seeds):
-    """Seeded FNV-1a-64 of byte strings ``buf[offsets[s]:offsets[s + 1]]``.
-
-    ``buf`` is ``uint8``, ``offsets`` ``int64 (S + 1,)``, ``seeds`` ``uint64 (S,)``
-    (the template of each string). Returns ``uint64 (S,)``.
-    """
-    out = np.empty(seeds.shape[0], dtype=np.uint64)
-    for s in range(seeds.shape[0]):
-        h = fmix64(seeds[s] ^ FNV_OFFSET)
-        for k in range(offsets[s], offsets[s + 1]):
-            h ^= np.uint64(buf[k])
-            h *= FNV_PRIME
-        out[s] = fmix64(h)
-    return out
 
 
 @numba.njit(cache=True)

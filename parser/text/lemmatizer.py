@@ -66,12 +66,13 @@ from typing import Sequence
 
 import numpy as np
 
+from polyparse.corpora._hashing import string_hashes
 from polyparse.corpora.sentence import ROOT, Sentence
 
 from . import _tagger_kernels as TK
 from . import _lemma_kernels as K
 from .tagger import FORMAT_VERSION as TAGGER_FORMAT_VERSION
-from .tagger import Tagger, _hash_seeded
+from .tagger import Tagger
 
 log = logging.getLogger(__name__)
 
@@ -382,7 +383,7 @@ class Lemmatizer:
                               dtype=np.int64, count=features.shape[0])
         strings = [x for t in tags for x in t]
         seeds = np.tile(np.array(TAG_SEEDS, dtype=np.uint64), len(tags))
-        tag_hashes = _hash_seeded(strings, seeds).reshape(len(tags), K.N_TAG_HASHES)
+        tag_hashes = string_hashes(strings, seeds).reshape(len(tags), K.N_TAG_HASHES)
         types: dict[str, int] = {}
         word_types = np.fromiter((types.setdefault(pair, len(types)) for s in sentences
                                   for pair in zip(s.forms[1:], s.upos[1:])),

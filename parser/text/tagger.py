@@ -64,7 +64,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from polyparse.corpora._hashing import sorted_lookup, string_hashes
 from polyparse.corpora.sentence import ROOT, Sentence
+from polyparse.corpora.word_clusters import ClusterTable
 
 from . import _tagger_kernels as K
 
@@ -104,9 +106,9 @@ class _Layer:
 
 
 _STORED = ("trans", "dict_ptr", "dict_tags", "group_ptr", "group_tags")
-_TABLES = {"dict_keys": np.uint64, "class_keys": np.uint64, "class_values": np.uint64,
-           "cluster_keys": np.uint64, "cluster_paths": np.uint64, "cluster_lengths": np.int64}
-"""The tagger's lookup tables (attributes with a trailing ``_``) and their types."""
+_TABLES = {"dict_keys": np.uint64, "class_keys": np.uint64, "class_values": np.uint64}
+"""The tagger's lookup tables (attributes with a trailing ``_``) and their types; its word
+clusters are stored as ``cluster_keys``, ``cluster_paths`` and ``cluster_lengths``."""
 
 
 @dataclass(frozen=True)
@@ -165,10 +167,11 @@ class Tagger:
     options:
         Its :class:`TaggerOptions`.
     clusters:
-        Optional ``{word: bit string}`` Brown clusters
-        (:func:`corpora.word_clusters.read_word_clusters`). A word is looked up as it is
+        Optional Brown clusters, ``{word: bit string}``
+        (:func:`corpora.word_clusters.read_word_clusters`) or a
+        :class:`~corpora.word_clusters.ClusterTable`. A word is looked up as it is
         written, else lowercased. Not one of its :class:`TaggerOptions`: the fitted
-        tagger keeps the table itself (:attr:`cluster_keys_`).
+        tagger keeps the table itself (:attr:`cluster_table_`).
 
     Attributes
     ----------
@@ -179,17 +182,16 @@ class Tagger:
     class_keys_, class_values_:
         ``uint64``: sorted hashes of lowercased frequent words, and the hash of the set of
         UPOS each had in training.
-    cluster_keys_, cluster_paths_, cluster_lengths_:
-        The word clusters: sorted ``uint64`` hashes of the words, and each one's bit
-        string packed into a ``uint64`` (first bit in bit 0) and its length; all empty
-        without clusters.
+    cluster_table_:
+        The word clusters (:class:`~corpora.word_clusters.ClusterTable`; no word
+        without clusters).
     history_:
         Per epoch, the number of training words the perceptron tagged wrongly (summed
         over layers) before updating, in its cost-augmented decoding.
     """
 
     def __init__(self, options: TaggerOptions = TaggerOptions(), *,
-                 clusters: Mapping[str, str] | None = None) -> None:
+                 clusters: Mapping[str, str] | ClusterTable | None = None) -> None:
         self.options = options
         self.clusters = clusters
 
@@ -211,7 +213,7 @@ class Tagger:
         if not sentences:
             raise ValueError("no training sentences")
         counts = Counter(form for s in sentences for form in s.forms[1:])
-        self.dict_keys_ = np.unique(_hash([f for f, c in counts.items()
+        self.dict_keys_ = np.unique(string_hashes([f for f, c in counts.items()
                                            if c >= self.options.dict_min_count], K.FORM))
         lower_counts: Counter[str] = Counter()
         lower_tags: dict[str, set[str]] = {}
@@ -220,13 +222,12 @@ class Tagger:
                 lower_counts[form.lower()] += 1
                 lower_tags.setdefault(form.lower(), set()).add(upos)
         frequent = [w for w, c in lower_counts.items() if c >= self.options.dict_min_count]
-        keys = _hash(frequent, K.LOWER)
+        keys = string_hashes(frequent, K.LOWER)
         order = np.argsort(keys)
         self.class_keys_ = keys[order]
-        self.class_values_ = _hash(["|".join(sorted(lower_tags[w])) for w in frequent],
+        self.class_values_ = string_hashes(["|".join(sorted(lower_tags[w])) for w in frequent],
                                    K.CLASS_SEED)[order]
-        self.cluster_keys_, self.cluster_paths_, self.cluster_lengths_ = _cluster_table(
-            self.clusters or {})
+        self.cluster_table_ = ClusterTable.of(self.clusters or {})
         features, sent_ptr, tok_dict = self._encode(sentences)
 
         rng = np.random.default_rng(seed)
@@ -296,31 +297,19 @@ class Tagger:
         np.cumsum([len(s.forms) - 1 for s in sentences], out=sent_ptr[1:])
         strings = [x for form in types for x in _type_strings(form)]
         seeds = np.tile(np.arange(K.N_TYPE_HASHES, dtype=np.uint64), len(types))
-        type_hashes = _hash_seeded(strings, seeds).reshape(len(types), K.N_TYPE_HASHES)
-        no_class = _hash([""], K.CLASS_SEED)[0]
-        classes = _lookup(self.class_keys_, self.class_values_, type_hashes[:, K.LOWER],
+        type_hashes = string_hashes(strings, seeds).reshape(len(types), K.N_TYPE_HASHES)
+        no_class = string_hashes([""], K.CLASS_SEED)[0]
+        classes = sorted_lookup(self.class_keys_, self.class_values_, type_hashes[:, K.LOWER],
                           no_class)[type_ids]
         with np.errstate(over="ignore"):
             features = K.context_features(sent_ptr, type_ids, type_hashes, classes)
-            if self.cluster_keys_.shape[0]:
-                paths, lengths = self._type_clusters(list(types))
+            if len(self.cluster_table_):
+                paths, lengths = self.cluster_table_.lookup(list(types))
                 features = K.cluster_features(sent_ptr, features, paths[type_ids],
                                               lengths[type_ids])
-        rows = _lookup(self.dict_keys_, np.arange(self.dict_keys_.shape[0]),
+        rows = sorted_lookup(self.dict_keys_, np.arange(self.dict_keys_.shape[0]),
                        type_hashes[:, K.FORM], -1)
         return features, sent_ptr, rows[type_ids].astype(np.int64)
-
-    def _type_clusters(self, forms: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Packed bit string and length (-1: none) of the cluster of each of ``forms``,
-        looked up as written, else lowercased."""
-        rows = np.arange(self.cluster_keys_.shape[0])
-        row = _lookup(self.cluster_keys_, rows, _hash(forms, K.CLUSTER_SEED), -1)
-        missing = np.flatnonzero(row < 0)
-        row[missing] = _lookup(self.cluster_keys_, rows,
-                               _hash([forms[i].lower() for i in missing], K.CLUSTER_SEED), -1)
-        found = row >= 0
-        paths = np.where(found, self.cluster_paths_[row], np.uint64(0)).astype(np.uint64)
-        return paths, np.where(found, self.cluster_lengths_[row], -1).astype(np.int64)
 
     # ------------------------------------------------------------------ tagging
 
@@ -368,6 +357,8 @@ class Tagger:
                 "layers": [{"name": layer.name, "tags": list(layer.tags),
                             "n_rows": layer.weights.shape[0]} for layer in self.layers_]}
         arrays = {name: getattr(self, name + "_") for name in _TABLES}
+        arrays.update({f"cluster_{name}": array
+                       for name, array in self.cluster_table_.to_arrays().items()})
         for j, layer in enumerate(self.layers_):
             rows = np.flatnonzero(layer.weights.any(axis=1))
             arrays[f"layer{j}.rows"] = rows
@@ -386,9 +377,11 @@ class Tagger:
         tagger = cls(TaggerOptions(**meta["params"]))
         tagger.history_ = list(meta["history"])
         for name, dtype in _TABLES.items():
-            # models saved before word clusters existed have no cluster arrays
-            value = arrays.get(name, np.zeros(0)) if name.startswith("cluster") else arrays[name]
-            setattr(tagger, name + "_", np.asarray(value, dtype=dtype))
+            setattr(tagger, name + "_", np.asarray(arrays[name], dtype=dtype))
+        # models saved before word clusters existed have no cluster arrays
+        tagger.cluster_table_ = ClusterTable.from_arrays(
+            {name: arrays.get(f"cluster_{name}", np.zeros(0))
+             for name in ("keys", "paths", "lengths")})
         tagger.layers_ = []
         for j, spec in enumerate(meta["layers"]):
             weights = np.zeros((spec["n_rows"], len(spec["tags"])), dtype=np.float32)
@@ -529,39 +522,6 @@ def _type_strings(form: str) -> list[str]:
     low = form.lower()
     return ([form, low] + [low[:k] for k in range(1, 5)] + [low[-k:] for k in range(1, 7)]
             + [_shape(form, 4), _shape(form, 1), _flags(form)])
-
-
-def _hash_seeded(strings: list[str], seeds: np.ndarray) -> np.ndarray:
-    """``uint64`` hash of each string (UTF-8) under its template seed."""
-    encoded = [s.encode("utf-8") for s in strings]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(b) for b in encoded], out=offsets[1:])
-    buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    with np.errstate(over="ignore"):
-        return K.hash_strings(buf, offsets, seeds)
-
-
-def _hash(strings: list[str], seed: int) -> np.ndarray:
-    return _hash_seeded(strings, np.full(len(strings), seed, dtype=np.uint64))
-
-
-def _lookup(keys: np.ndarray, values: np.ndarray, queries: np.ndarray, default) -> np.ndarray:
-    """``values[i]`` where ``queries == keys[i]`` (``keys`` sorted), else ``default``."""
-    if keys.shape[0] == 0:
-        return np.full(queries.shape[0], default, dtype=values.dtype)
-    rows = np.minimum(np.searchsorted(keys, queries), keys.shape[0] - 1)
-    return np.where(keys[rows] == queries, values[rows], default).astype(values.dtype)
-
-
-def _cluster_table(clusters: Mapping[str, str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(keys, paths, lengths)`` of ``{word: bit string}``, sorted by key: each word's
-    hash and its bit string packed with the first bit in bit 0, and its length."""
-    words = list(clusters)
-    keys = _hash(words, K.CLUSTER_SEED)
-    order = np.argsort(keys, kind="stable")
-    paths = np.array([int(clusters[w][::-1], 2) for w in words], dtype=np.uint64)
-    lengths = np.array([len(clusters[w]) for w in words], dtype=np.int64)
-    return keys[order], paths[order], lengths[order]
 
 
 def _csr(keys: np.ndarray, gold: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
