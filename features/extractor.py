@@ -19,11 +19,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from polyparse.corpora.sentence import Sentence
+from polyparse.corpora.word_clusters import ClusterTable
 from polyparse.decoders.higher_order import PartsConfig
 from polyparse.decoders.parts import Parts, PartType
 
-from .templates import LABEL_TEMPLATES, PART_TEMPLATES, TEMPLATE_SETS
-from .vocab import EncodedSentence, Vocabulary
+from .templates import LABEL_TEMPLATES, PART_TEMPLATES, TEMPLATE_SETS, WITH_CLUSTERS
+from .vocab import EncodedSentence, Vocabulary, cluster_rows
 
 MAX_BITS, MAX_LABEL_BITS = 24, 20
 """The largest feature spaces that :meth:`FeatureExtractor.fit` chooses, those of a large
@@ -66,6 +67,10 @@ class FeatureConfig:
         (Turkish, gold tags) at order 2 it raised dev UAS from 68.36 to 70.20 (LP) and
         from 68.45 to 70.21 (exact), LAS by 2.5 (``eval/results/frozen/orders_tr_imst_morphology.md``
         against ``orders_tr_imst_lambda1e-2.md``, the same settings otherwise).
+    clusters:
+        The templates also read the Brown clusters of the words (Koo, Carreras and
+        Collins 2008; :data:`features.templates.WITH_CLUSTERS`): the extractor is then
+        given a :class:`~corpora.word_clusters.ClusterTable`.
     """
 
     bits: int | None = None
@@ -73,6 +78,7 @@ class FeatureConfig:
     min_count: int = 1
     templates: str = "full"
     morphology: bool = False
+    clusters: bool = False
 
     def __post_init__(self):
         for name in ("bits", "label_bits"):
@@ -100,6 +106,9 @@ class FeatureExtractor:
         Feature-space settings.
     vocab:
         A fitted vocabulary; if ``None``, call :meth:`fit` before encoding.
+    clusters:
+        The word clusters that the templates read when ``config.clusters``; stored
+        with the model (:mod:`parser.parser_file`), not in :meth:`to_json`.
 
     Attributes
     ----------
@@ -107,9 +116,19 @@ class FeatureExtractor:
         The :class:`~features.vocab.Vocabulary` (``None`` until fitted).
     """
 
-    def __init__(self, config: FeatureConfig = FeatureConfig(), vocab: Vocabulary | None = None):
+    def __init__(self, config: FeatureConfig = FeatureConfig(), vocab: Vocabulary | None = None,
+                 clusters: ClusterTable | None = None):
+        if config.clusters and clusters is None:
+            raise ValueError("FeatureConfig.clusters: the extractor needs the word clusters")
         self.config = config
         self.vocab_ = vocab
+        self.clusters = clusters if config.clusters else None
+
+    @property
+    def template_set(self) -> str:
+        """The name of the templates used: ``config.templates``, with the cluster
+        templates if ``config.clusters``."""
+        return self.config.templates + (WITH_CLUSTERS if self.config.clusters else "")
 
     @property
     def n_features(self) -> int:
@@ -149,7 +168,7 @@ class FeatureExtractor:
         ``parts``) and of distinct label features of the gold arcs of
         ``sentences``, counted in a ``2**PROBE_BITS`` space."""
         probe = FeatureExtractor(replace(self.config, bits=PROBE_BITS, label_bits=PROBE_BITS),
-                                 self.vocab_)
+                                 self.vocab_, self.clusters)
         seen = [np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)]
         for first in range(0, len(sentences), chunk):
             found = [[seen[0]], [seen[1]]]
@@ -169,7 +188,11 @@ class FeatureExtractor:
         """Integer ids of the sentence's words (do it once per sentence and keep it)."""
         if self.vocab_ is None:
             raise RuntimeError("FeatureExtractor is not fitted: call fit() or pass a vocab")
-        return self.vocab_.encode(sentence, self.config.morphology)
+        encoded = self.vocab_.encode(sentence, self.config.morphology)
+        if self.clusters is None:
+            return encoded
+        rows = cluster_rows(*self.clusters.lookup(list(sentence.forms[1:])))
+        return EncodedSentence(np.ascontiguousarray(np.concatenate([encoded.ids, rows])))
 
     def part_features(self, encoded: EncodedSentence, parts: Parts) -> sp.csr_matrix:
         """``(len(parts), 2**bits)`` CSR matrix, row ``r`` = features of part ``r``.
@@ -192,7 +215,7 @@ class FeatureExtractor:
             if templates is None:
                 raise NotImplementedError(f"no feature templates for {PartType(part_type).name}")
             indptr, idx = templates.features(encoded.ids, parts.index[start:stop],
-                                             self.config.templates, self._bits("bits"))
+                                             self.template_set, self._bits("bits"))
             indptrs.append(indptr[1:] + indptrs[-1][-1])
             indices.append(idx)
         if len(indices) == 1:
@@ -211,7 +234,7 @@ class FeatureExtractor:
         rows[:, 0] = PartType.ARC
         rows[:, 1:3] = arcs
         rows[:, 3] = -1
-        indptr, indices = LABEL_TEMPLATES.features(encoded.ids, rows, self.config.templates,
+        indptr, indices = LABEL_TEMPLATES.features(encoded.ids, rows, self.template_set,
                                                    self._bits("label_bits"))
         return _csr(indptr, indices, self.n_label_features)
 
@@ -220,7 +243,7 @@ class FeatureExtractor:
         (``-inf`` on the diagonal and in column 0), computed without the feature rows of
         the ``n^2`` arcs (:func:`features._kernels.arc_scores`): O(n^2) memory."""
         table = PART_TEMPLATES[PartType.ARC]
-        scores, _ = table.arc_scores(encoded.ids, self.config.templates, self.config.bits,
+        scores, _ = table.arc_scores(encoded.ids, self.template_set, self.config.bits,
                                      real_weights(weights).reshape(-1, 1))
         return scores
 
@@ -230,7 +253,7 @@ class FeatureExtractor:
         under ``label_features(encoded, arcs) @ label_weights`` and its score, computed
         without the feature rows of the ``n^2`` arcs; ``every`` (``float64 (n + 1, n + 1,
         n_labels)``), if given, receives the score of every label of every arc."""
-        return LABEL_TEMPLATES.arc_scores(encoded.ids, self.config.templates,
+        return LABEL_TEMPLATES.arc_scores(encoded.ids, self.template_set,
                                           self.config.label_bits,
                                           np.ascontiguousarray(real_weights(label_weights)),
                                           every)
@@ -241,9 +264,11 @@ class FeatureExtractor:
                 "vocab": None if self.vocab_ is None else self.vocab_.to_json()}
 
     @classmethod
-    def from_json(cls, d: dict) -> "FeatureExtractor":
+    def from_json(cls, d: dict, clusters: ClusterTable | None = None) -> "FeatureExtractor":
+        """The extractor of :meth:`to_json`, with its word ``clusters`` if it reads
+        them."""
         vocab = None if d["vocab"] is None else Vocabulary.from_json(d["vocab"])
-        return cls(FeatureConfig.from_json(d["config"]), vocab)
+        return cls(FeatureConfig.from_json(d["config"]), vocab, clusters)
 
 
 def _sized(distinct: int, headroom: int, max_bits: int) -> int:

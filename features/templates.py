@@ -114,6 +114,9 @@ from . import _kernels as K
 from .vocab import FIELD_INDEX
 
 TEMPLATE_SETS = ("full", "reduced")
+WITH_CLUSTERS = "+clusters"
+"""Suffix of a template set's name that adds the cluster templates of every table
+(``"full+clusters"``), for a feature extractor with word clusters."""
 
 _ANCHORS = {"h": K.ANCHOR_H, "m": K.ANCHOR_M, "x": K.ANCHOR_X, "b": K.ANCHOR_B}
 _ARC_FIELDS = {"dir": K.ARC_DIR, "dist": K.ARC_DIST, "order": K.ARC_ORDER, "xdist": K.ARC_XDIST,
@@ -185,6 +188,9 @@ class PartTemplates:
         Template strings of the ``full`` set, in emission order.
     reduced:
         The subset of ``full`` that forms the ``reduced`` set.
+    clusters:
+        The templates that read word clusters (Koo, Carreras and Collins 2008), added to
+        either set when the words have clusters (``"full" + WITH_CLUSTERS``).
     conjoin:
         Emit every feature also conjoined with direction and binned distance of (h, m).
     kernel:
@@ -198,15 +204,20 @@ class PartTemplates:
     reduced: tuple[str, ...]
     conjoin: bool
     kernel: Kernel = K.part_features
+    clusters: tuple[str, ...] = ()
     templates: dict = field(init=False, repr=False)
     tables: dict = field(init=False, repr=False)
 
     def __post_init__(self):
         if len(set(self.full)) != len(self.full) or not set(self.reduced) <= set(self.full):
             raise ValueError(f"{self.name}: duplicate templates or reduced not a subset of full")
+        if set(self.clusters) & set(self.full) or len(set(self.clusters)) != len(self.clusters):
+            raise ValueError(f"{self.name}: duplicate cluster templates")
         templates = {}
         for set_name, specs in zip(TEMPLATE_SETS, (self.full, self.reduced)):
-            templates[set_name] = tuple(Template.parse(self.name, s, self.conjoin) for s in specs)
+            for name, more in ((set_name, ()), (set_name + WITH_CLUSTERS, self.clusters)):
+                templates[name] = tuple(Template.parse(self.name, s, self.conjoin)
+                                        for s in specs + more)
         object.__setattr__(self, "templates", templates)
         object.__setattr__(self, "tables", {
             s: np.stack([t.row() for t in ts]) if ts
@@ -272,6 +283,23 @@ def turbo_arc(t: str = "upos") -> list[str]:
                f"h.form m.form b.{t}", f"h.form m.{t} b.{t}", f"h.{t} m.form b.{t}"])
 
 
+def koo_arc() -> list[str]:
+    """Koo, Carreras and Collins (2008)'s first-order cluster templates (their Table 2
+    and section 3.2): the 4-bit, 6-bit and whole bit strings of h and m alone and paired
+    (``hc4,mc4``, ``hc6,mc6``, ``hc*,mc*``), the prefixes with the other word's tag or
+    form (``hc4,mt``, ``ht,mc4``, ``hc4,mw``, ...), and the hybrids of the POS
+    templates: with the distance, the in-between tags and the surrounding tags, the
+    4-bit prefixes standing for the tags of h and m. c4 = ``cluster4``, c6 =
+    ``cluster6``, c* = ``cluster`` (:data:`features.vocab.CLUSTER_FIELDS`)."""
+    specs = [f"{a}.{c}" for a in ("h", "m") for c in ("cluster4", "cluster6", "cluster")]
+    specs += [f"h.{c} m.{c}" for c in ("cluster4", "cluster6", "cluster")]
+    for c in ("cluster4", "cluster6"):
+        specs += [f"h.{c} m.upos", f"h.upos m.{c}", f"h.{c} m.form", f"h.form m.{c}"]
+    hm = "h.cluster4 m.cluster4"
+    return specs + [f"{hm} arc.dist", "h.cluster6 m.cluster6 arc.dist", f"{hm} b.upos",
+                    f"{hm} h+1.upos m-1.upos", f"{hm} h-1.upos m+1.upos"]
+
+
 ARC_TEMPLATES = PartTemplates(
     name="arc",
     full=with_direction(turbo_arc()),
@@ -279,6 +307,7 @@ ARC_TEMPLATES = PartTemplates(
                             "m.form m.upos"] + _pair("upos") + _tag_context("upos")[:4]
                            + ["arc.len", "h.upos m.upos arc.dist", "h.upos m.upos b.upos"]),
     conjoin=False,
+    clusters=with_direction(koo_arc()),
 )
 
 LABEL_TEMPLATES = PartTemplates(
@@ -312,6 +341,8 @@ LABEL_TEMPLATES = PartTemplates(
         "b.upos arc.dir", "b.upos arc.bcount arc.dir", "h.upos m.upos b.upos",
         "h.upos m.upos b.upos arc.bcount arc.dir",
     ),
+    clusters=("m.cluster", "m.cluster6 arc.dir", "h.cluster4 m.cluster4 arc.dir",
+              "h.upos m.cluster arc.dir"),
     reduced=(
         "bias", "h.form", "h.upos", "m.form", "m.upos", "m.suffix", "h.upos m.upos",
         "h.upos m.form", "h.form m.upos", "arc.dir", "arc.dir arc.dist",
@@ -333,12 +364,28 @@ _GRANDPARENT = ["bias",
                 "x.upos m.upos", "x.xpos m.xpos", "x.form m.form", "x.form m.upos",
                 "x.upos m.form", "h.upos m.upos"]
 
+def koo_triple(a: str, b: str, c: str) -> list[str]:
+    """Koo, Carreras and Collins (2008)'s second-order cluster templates of a part of
+    words ``a``, ``b``, ``c`` (h, m and the sibling or grandparent ``x``): the 4- and
+    6-bit prefixes of all three (``hc4,mc4,sc4``), each word's tag with the others' 4-bit
+    prefixes (``ht,mc4,sc4``), and the pairs of m and x (``mc4,sc4``, ``mc6,sc6``,
+    ``mt,sc4``, ``mc4,st``)."""
+    triple = [f"{a}.cluster4 {b}.cluster4 {c}.cluster4", f"{a}.cluster6 {b}.cluster6 {c}.cluster6"]
+    for tagged in (a, b, c):
+        triple.append(" ".join(f"{w}.upos" if w == tagged else f"{w}.cluster4"
+                               for w in (a, b, c)))
+    m, x = (b, c) if a == "h" else (c, a)
+    return triple + [f"{m}.cluster4 {x}.cluster4", f"{m}.cluster6 {x}.cluster6",
+                     f"{m}.upos {x}.cluster4", f"{m}.cluster4 {x}.upos"]
+
+
 GRANDPARENT_TEMPLATES = PartTemplates(
     name="grandparent",
     full=tuple(_conjoined(_GRANDPARENT, "arc.order")),
     reduced=tuple(_conjoined(["bias", "x.upos h.upos m.upos", "x.upos m.upos",
                               "x.form m.form"], "arc.order")),
     conjoin=True,
+    clusters=tuple(_conjoined(koo_triple("x", "h", "m"), "arc.order")),
 )
 
 _SIBLING = ["bias",
@@ -349,11 +396,12 @@ _SIBLING = ["bias",
 _SIBLING_REDUCED = ["bias", "h.upos m.upos x.upos", "m.upos x.upos", "m.form x.form"]
 
 SIBLING_TEMPLATES = PartTemplates(
-    name="sibling", full=tuple(_SIBLING), reduced=tuple(_SIBLING_REDUCED), conjoin=True)
+    name="sibling", full=tuple(_SIBLING), reduced=tuple(_SIBLING_REDUCED), conjoin=True,
+    clusters=tuple(koo_triple("h", "m", "x")))
 
 CONSECUTIVE_SIBLING_TEMPLATES = PartTemplates(
     name="consecutive-sibling", full=tuple(_SIBLING), reduced=tuple(_SIBLING_REDUCED),
-    conjoin=True)
+    conjoin=True, clusters=tuple(koo_triple("h", "m", "x")))
 
 _VALENCY_HEAD = ["bias", "h.upos", "h.xpos", "h.form", "h.lemma", "h.form h.upos"]
 
@@ -363,6 +411,7 @@ VALENCY_TEMPLATES = PartTemplates(
     reduced=tuple(_conjoined(["bias", "h.upos", "h.form"], "arc.dir arc.k")),
     conjoin=False,
     kernel=K.valency_features,
+    clusters=tuple(_conjoined(["h.cluster6", "h.cluster"], "arc.dir arc.k")),
 )
 
 NONPROJ_TEMPLATES = PartTemplates(
@@ -372,6 +421,7 @@ NONPROJ_TEMPLATES = PartTemplates(
           "h.upos b.upos m.upos"),
     reduced=("bias", "h.upos", "m.upos", "h.upos m.upos"),
     conjoin=True,
+    clusters=("h.cluster4 m.cluster4", "h.cluster6 m.upos", "h.upos m.cluster6"),
 )
 
 PART_TEMPLATES: dict[PartType, PartTemplates] = {

@@ -19,12 +19,20 @@ from typing import Iterable
 
 import numpy as np
 
+from polyparse.corpora._hashing import GOLDEN, M1
 from polyparse.corpora.sentence import Sentence
 
 FIELDS = ("form", "lemma", "upos", "xpos", "prefix", "suffix", "shape")
-"""Rows of :attr:`EncodedSentence.ids`, in this order."""
+"""Rows of :attr:`EncodedSentence.ids`, in this order: the string fields of a
+:class:`Vocabulary`."""
 
-FIELD_INDEX = {name: i for i, name in enumerate(FIELDS)}
+CLUSTER_FIELDS = ("cluster4", "cluster6", "cluster")
+"""Rows after :data:`FIELDS` when the feature extractor has Brown word clusters
+(:func:`cluster_rows`): the 4- and 6-bit prefixes of a word's bit string and the whole
+string, Koo, Carreras and Collins (2008)'s ``c4``, ``c6`` and ``c*``."""
+CLUSTER_PREFIXES = (4, 6)
+
+FIELD_INDEX = {name: i for i, name in enumerate(FIELDS + CLUSTER_FIELDS)}
 
 UNK, ROOT_ID, BOS, EOS = 0, 1, 2, 3
 N_SPECIAL = 4
@@ -69,11 +77,42 @@ def word_strings(sentence: Sentence, morphology: bool = False) -> tuple[list[str
     )
 
 
+def cluster_rows(paths: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``int32 (len(CLUSTER_FIELDS), n + 1)``: the :data:`CLUSTER_FIELDS` ids of words
+    ``1..n`` whose clusters are ``paths``, ``lengths`` (``corpora.word_clusters.
+    ClusterTable.lookup``), column 0 the root's :data:`ROOT_ID`.
+
+    A ``k``-bit prefix is the id ``N_SPECIAL + (2**l | path & (2**l - 1))``, ``l =
+    min(k, length)``: the leading 1 tells a short string ``01`` from the prefix ``0100``
+    of a longer one. The whole string, up to 64 bits, is hashed (MurmurHash3's
+    finalizer) into ``N_SPECIAL .. 2**31 - 2``: a treebank's words fall into a few
+    thousand clusters, which two share a hash by chance about once in a thousand
+    clusterings. A word without a cluster is :data:`UNK` in every row.
+    """
+    n = paths.shape[0]
+    rows = np.empty((len(CLUSTER_FIELDS), n + 1), dtype=np.int32)
+    rows[:, 0] = ROOT_ID
+    found = lengths >= 0
+    for row, k in zip(rows, CLUSTER_PREFIXES):
+        bits = np.minimum(lengths, k).clip(0).astype(np.uint64)
+        code = (np.uint64(1) << bits) | (paths & ((np.uint64(1) << bits) - np.uint64(1)))
+        row[1:] = np.where(found, N_SPECIAL + code.astype(np.int64), UNK)
+    with np.errstate(over="ignore"):
+        h = paths * GOLDEN + lengths.astype(np.uint64)
+        h ^= h >> np.uint64(33)
+        h *= M1
+        h ^= h >> np.uint64(33)
+    whole = N_SPECIAL + (h % np.uint64(2**31 - 1 - N_SPECIAL)).astype(np.int64)
+    rows[-1, 1:] = np.where(found, whole, UNK)
+    return rows
+
+
 @dataclass(frozen=True)
 class EncodedSentence:
     """A sentence as integer ids: ``ids[f, i]`` is the id of field ``FIELDS[f]`` of word ``i``.
 
-    ``ids`` is ``int32 (len(FIELDS), n + 1)``, C-contiguous; column 0 is the root.
+    ``ids`` is ``int32 (len(FIELDS), n + 1)``, C-contiguous, column 0 the root; with word
+    clusters, the :data:`CLUSTER_FIELDS` rows follow (:func:`cluster_rows`).
     Each field is also available as an ``int32 (n + 1,)`` row view (``.form``, ``.upos``, ...).
     """
 

@@ -42,13 +42,9 @@ class TaggerConfig(TaggerOptions):
     ----------
     epochs:
         Perceptron epochs of the tagger (and of each of the jackknifing taggers).
-    clusters:
-        Path of a Brown word-cluster file (Liang's paths format), read when training;
-        None: no clusters.
     """
 
     epochs: int = 8
-    clusters: str | None = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +127,10 @@ class TrainConfig:
     decoder, by name, checked against those the component declares
     (:meth:`~decoders.declared.Declared.check_options`), where they are described.
 
+    ``word_clusters`` is the path of a Brown word-cluster file (Liang's paths format),
+    read when training, or None: the tagger's features read the clusters, and the
+    parser's do if ``features.clusters``; the model file keeps the table.
+
     ``mixing`` is None for a run in one process, or a :class:`MixingConfig` for iterative
     parameter mixing. Where the shards ran (this process or a Dask cluster) does not
     change the weights and is not stored.
@@ -154,6 +154,7 @@ class TrainConfig:
     lemmas: bool | None = None
     ud_rules: bool = True                          # learn UD's validator rules (UD data)
     mixing: MixingConfig | None = None
+    word_clusters: str | None = None
 
     TYPED: ClassVar[dict[str, type]] = {
         "features": FeatureConfig, "parts": PartsConfig, "pruner": PrunerConfig,
@@ -171,6 +172,8 @@ class TrainConfig:
         if self.decoder is None:
             self.decoder = default_decoder(self.parts)
         decoder_class(self.decoder).check_options(self.decoder_options)
+        if self.features.clusters and self.word_clusters is None:
+            raise ValueError("cluster features need word clusters (word_clusters)")
 
     @property
     def shards(self) -> int | None:
@@ -202,8 +205,14 @@ class TrainConfig:
         Files written before tokenizers, taggers and lemmatizers were stored have none;
         those written before SSG-eta declared its relaxed decoder as a trainer option have
         it as ``relaxed_decoder``; a tokenizer's ``seed`` (possible before its options
-        were typed) is the run's, as the tokenizer stored with the model says."""
+        were typed) is the run's, as the tokenizer stored with the model says; those
+        written before the parser read word clusters have the tagger's as its
+        ``clusters``."""
         settings = {"tokenizer": None, "tagger": None, "lemmatizer": None, **settings}
+        if isinstance(settings["tagger"], dict) and "clusters" in settings["tagger"]:
+            tagger = dict(settings["tagger"])
+            settings.setdefault("word_clusters", tagger.pop("clusters"))
+            settings["tagger"] = tagger
         relaxed = settings.pop("relaxed_decoder", None)
         if relaxed is not None and settings.get("trainer_options", {}).get("eta"):
             settings["trainer_options"] = {**settings["trainer_options"], "relaxed": relaxed}

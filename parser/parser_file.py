@@ -4,7 +4,8 @@ format: numpy arrays plus JSON metadata, never pickle).
 The parser's weights and its pruner's are stored sparsely; its tokenizer, tagger and
 lemmatizer, when it has them, put their arrays under the prefixes ``tokenizer_``,
 ``tagger_`` and ``lemmatizer_`` and their JSON in the metadata, beside the training
-settings (:class:`~parser.config.TrainConfig`, which names the trainer and its declared
+settings (the word clusters that the parser's features read are the tagger's
+``tagger_cluster_*`` arrays when it has the same ones, else ``clusters_*``) (:class:`~parser.config.TrainConfig`, which names the trainer and its declared
 options) and the training report.
 """
 
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from polyparse.corpora.word_clusters import ClusterTable
 from polyparse.features.extractor import FeatureExtractor
 from polyparse.learning.model import LinearModel
 from polyparse.learning.pruning import Pruner
@@ -66,6 +68,10 @@ def write(parser: Stored, path: str | Path) -> None:
     if parser.tagger is not None:
         meta["tagger"], tagger_arrays = parser.tagger.to_arrays()
         arrays.update(_prefixed("tagger_", tagger_arrays))
+    clusters = parser.model.extractor.clusters
+    if clusters is not None and (parser.tagger is None
+                                 or parser.tagger.cluster_table_ is not clusters):
+        arrays.update(_prefixed("clusters_", clusters.to_arrays()))
     if parser.lemmatizer is not None:
         meta["lemmatizer"], lemmatizer_arrays = parser.lemmatizer.to_arrays()
         arrays.update(_prefixed("lemmatizer_", lemmatizer_arrays))
@@ -79,7 +85,14 @@ def read(path: str | Path) -> Stored:
     meta, arrays = contents.metadata, contents.arrays
     config = stored_config(meta, path)
     try:
-        extractor = FeatureExtractor.from_json(meta["features"])
+        tagger = None
+        if meta.get("tagger"):
+            tagger = Tagger.from_arrays(meta["tagger"], _unprefixed("tagger_", arrays))
+        clusters = None
+        if meta["features"]["config"].get("clusters"):
+            own = _unprefixed("clusters_", arrays)
+            clusters = ClusterTable.from_arrays(own) if own else tagger.cluster_table_
+        extractor = FeatureExtractor.from_json(meta["features"], clusters)
         pruner = None
         if meta["pruner"]:
             # files written before unlabeled pruners have labeled ones
@@ -91,11 +104,9 @@ def read(path: str | Path) -> Stored:
         model = LinearModel(extractor, meta["labels"],
                             _load_weights(extractor, meta["labels"], arrays, ""),
                             parts=config.parts, pruner=pruner)
-        tokenizer = tagger = lemmatizer = None
+        tokenizer = lemmatizer = None
         if meta.get("tokenizer"):
             tokenizer = Tokenizer.from_json(meta["tokenizer"], _unprefixed("tokenizer_", arrays))
-        if meta.get("tagger"):
-            tagger = Tagger.from_arrays(meta["tagger"], _unprefixed("tagger_", arrays))
         if meta.get("lemmatizer") and tagger is not None:
             lemmatizer = Lemmatizer.from_arrays(meta["lemmatizer"],
                                                 _unprefixed("lemmatizer_", arrays))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from polyparse.corpora.sentence import Sentence
-from polyparse.corpora.word_clusters import read_word_clusters
+from polyparse.corpora.word_clusters import ClusterTable, read_word_clusters
 from polyparse.decoders import make_decoder
 from polyparse.features.extractor import FeatureExtractor
 from polyparse.learning.examples import Examples
@@ -49,11 +49,14 @@ def prepare(train: Sequence[Sentence], config: TrainConfig,
     if config.tagger is not None and not 2 <= config.jackknife <= len(train):
         raise ValueError(f"jackknifing needs between 2 and {len(train)} folds (the number "
                          f"of training sentences), not {config.jackknife}")
+    clusters = (None if config.word_clusters is None
+                else ClusterTable.of(read_word_clusters(config.word_clusters)))
     tokenizer, tagger, lemmatizer, parser_train, parser_dev = fit_text_models(
-        train, config, dev)
+        train, config, dev, clusters)
     if not config.uses_lemmas:
         parser_train = [without_lemmas(s) for s in parser_train]
-    extractor = FeatureExtractor(config.features).fit(parser_train, parts=config.parts)
+    extractor = FeatureExtractor(config.features, clusters=clusters).fit(parser_train,
+                                                                         parts=config.parts)
     config.features = extractor.config
     log.info("features: 2**%d part features, 2**%d label features",
              extractor.config.bits, extractor.config.label_bits)
@@ -65,11 +68,12 @@ def prepare(train: Sequence[Sentence], config: TrainConfig,
 
 
 def fit_text_models(train: Sequence[Sentence], config: TrainConfig,
-                    dev: Sequence[Sentence] | None = None):
+                    dev: Sequence[Sentence] | None = None,
+                    clusters: ClusterTable | None = None):
     """The first stage of :func:`prepare`: ``(tokenizer, tagger, lemmatizer, train,
     dev)``, the models (None where ``config`` or the data has none) and the sentences as
     the parser sees them (jackknifed training tags, the tagger's dev tags, with their
-    lemmas)."""
+    lemmas); the tagger reads the word ``clusters`` if given."""
     tokenizer = tagger = lemmatizer = None
     if config.tokenizer is not None and any(s.text is not None for s in train):
         tokenizer = Tokenizer(config.tokenizer, seed=config.seed).fit(train)
@@ -78,7 +82,6 @@ def fit_text_models(train: Sequence[Sentence], config: TrainConfig,
     parser_train, parser_dev = list(train), list(dev) if dev else None
     if config.tagger is not None:
         options, epochs = config.tagger, config.tagger.epochs
-        clusters = None if options.clusters is None else read_word_clusters(options.clusters)
         # Jackknifing first: its taggers are gone before the kept one is trained.
         parser_train = jackknife(train, config.jackknife, options, epochs=epochs,
                                  seed=config.seed, clusters=clusters)

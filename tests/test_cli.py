@@ -179,7 +179,7 @@ def test_model_file_holds_no_pickles(sample_model_path):
     assert sized.part_dim == 2 ** sized.extractor.config.bits
 
 
-def test_train_with_word_clusters_stores_them_in_the_tagger(tmp_path, sample_train):
+def test_word_clusters_are_stored_once_for_the_tagger_and_the_parser(tmp_path, sample_train):
     train = tmp_path / "train.conllu"
     train.write_text("".join(s.to_text() for s in sample_train[:40]))
     forms = sorted({f for s in read_treebank(train) for f in s.forms[1:]})
@@ -191,12 +191,24 @@ def test_train_with_word_clusters_stores_them_in_the_tagger(tmp_path, sample_tra
                  "--word-clusters", str(clusters)]) == 0
     parser = Parser.load(model)
     assert parser.tagger.cluster_table_.keys.shape[0] == len(forms)
-    assert parser.config.tagger.clusters == str(clusters)
+    assert parser.config.word_clusters == str(clusters) and parser.config.features.clusters
+    assert parser.model.extractor.clusters is parser.tagger.cluster_table_
+    assert not any(name.startswith("clusters_") for name in np.load(model).files)
+    encoded = parser.model.extractor.encode(read_treebank(train)[0])
+    assert encoded.ids.shape[0] == 10 and (encoded.ids[7:, 1:] > 3).all()  # every word has one
+    assert main(["-q", "train", "--train", str(train), "--model", str(model),
+                 "--epochs", "1", "--no-tagger", "--word-clusters", str(clusters)]) == 0
+    parser = Parser.load(model)                  # no tagger: the parser's own copy
+    assert parser.tagger is None and len(parser.model.extractor.clusters) == len(forms)
+    assert main(["-q", "train", "--train", str(train), "--model", str(model),
+                 "--epochs", "1", "--no-tagger", "--word-clusters", str(clusters),
+                 "--no-cluster-features"]) == 0
+    assert Parser.load(model).model.extractor.clusters is None
 
 
 @pytest.mark.parametrize("args, message", [
     (["--word-clusters", "{bad}"], "paths:2: bit string '01x' is not made of 0 and 1"),
-    (["--word-clusters", "{bad}", "--no-tagger"], "--word-clusters are features of the tagger"),
+    (["--cluster-features"], "--cluster-features: give the clusters with --word-clusters"),
 ])
 def test_bad_word_clusters_are_one_clear_line_and_no_model(tmp_path, args, message):
     bad = tmp_path / "paths"

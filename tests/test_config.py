@@ -54,15 +54,16 @@ def test_values_are_checked_when_the_settings_are_made():
 def test_the_json_is_plain_objects_of_every_field_and_reads_back():
     config = TrainConfig(parts=PartsConfig("2", consecutive_siblings=True),
                          pruner=PrunerConfig(max_heads=5, labeled=True),
-                         tagger=TaggerConfig(epochs=3, clusters="paths"),
-                         features=FeatureConfig(bits=18), mixing=MixingConfig(2),
+                         tagger=TaggerConfig(epochs=3), word_clusters="paths",
+                         features=FeatureConfig(bits=18, clusters=True), mixing=MixingConfig(2),
                          trainer_options={"eta": 0.5})
     stored = json.loads(json.dumps(config.to_json()))
     assert stored["parts"] == {"order": "2", "consecutive_siblings": True, "max_valency": 3}
     assert stored["pruner"] == {"threshold": 1e-4, "max_heads": 5, "epochs": 2,
                                 "labeled": True}
     assert stored["mixing"] == {"shards": 2, "mixing": "uniform"}
-    assert stored["tagger"]["epochs"] == 3 and stored["tagger"]["clusters"] == "paths"
+    assert stored["tagger"]["epochs"] == 3 and stored["word_clusters"] == "paths"
+    assert stored["features"]["clusters"] is True
     assert stored["tagger"]["xpos"] == "separate"
     assert stored["trainer_options"] == {"eta": 0.5}
     assert TrainConfig.from_json(stored) == config
@@ -85,9 +86,13 @@ def test_the_settings_of_older_files_still_read():
     assert config.tokenizer is config.tagger is config.lemmatizer is None
     assert config.mixing == MixingConfig(2) and config.features.bits == 18
     with_seed = TrainConfig.from_json({"tokenizer": {"seed": 3, "epochs": 2},
-                                       "tagger": {"epochs": 3}})
+                                       "tagger": {"epochs": 3, "clusters": "paths"}})
     assert with_seed.tokenizer == TokenizerOptions(epochs=2)
-    assert with_seed.tagger == TaggerConfig(epochs=3)
+    # before the parser read word clusters, they were the tagger's
+    assert with_seed.tagger == TaggerConfig(epochs=3) and with_seed.word_clusters == "paths"
+    assert not with_seed.features.clusters
+    with pytest.raises(ValueError, match="cluster features need word clusters"):
+        TrainConfig(features=FeatureConfig(clusters=True))
 
 
 @pytest.mark.parametrize("settings, message", [
@@ -127,5 +132,5 @@ def test_a_saved_parser_keeps_its_settings(sample_model_path):
     assert parser.config.tagger.epochs == 4 and parser.config.jackknife == 3
     assert parser.config.features.bits is not None      # sized when it was trained
     trained = {k: v for k, v in asdict(parser.config.tagger).items()
-               if k not in ("epochs", "clusters")}
+               if k != "epochs"}
     assert parser.tagger.get_params() == trained

@@ -20,12 +20,14 @@ import scipy.sparse as sp
 
 from polyparse.corpora.conllu_io import read_conllu
 from polyparse.corpora.sentence import Sentence
+from polyparse.corpora.word_clusters import ClusterTable
 from polyparse.decoders.parts import Parts, PartType, arc_parts
 from polyparse.features import (FIELDS, LABEL_TEMPLATES, PART_TEMPLATES, FeatureConfig,
                                 FeatureExtractor, PartTemplates, Vocabulary)
 from polyparse.features import _kernels as K
 from polyparse.features.templates import ARC_TEMPLATES, Template, parse_atom
-from polyparse.features.vocab import BOS, EOS, N_SPECIAL, ROOT_ID, UNK, word_shape
+from polyparse.features.vocab import (BOS, CLUSTER_FIELDS, EOS, N_SPECIAL, ROOT_ID, UNK,
+                                     cluster_rows, word_shape)
 
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 
@@ -165,7 +167,8 @@ def extractor() -> FeatureExtractor:
 
 
 def random_ids(rng: np.random.Generator, n: int, vocab_size: int = 9) -> np.ndarray:
-    ids = rng.integers(0, vocab_size, size=(len(FIELDS), n + 1)).astype(np.int32)
+    ids = rng.integers(0, vocab_size, size=(len(FIELDS) + len(CLUSTER_FIELDS), n + 1)
+                       ).astype(np.int32)
     ids[:, 0] = ROOT_ID
     return ids
 
@@ -192,7 +195,7 @@ def test_distance_bins():
     assert all(K.distance_bin(9, 9 - d) == K.distance_bin(0, d) for d in range(14))
 
 
-@pytest.mark.parametrize("template_set", ["full", "reduced"])
+@pytest.mark.parametrize("template_set", ["full", "reduced", "full+clusters"])
 @pytest.mark.parametrize("table", [ARC_TEMPLATES, LABEL_TEMPLATES], ids=["arc", "label"])
 def test_kernel_matches_twin_on_random_sentences(table, template_set):
     rng = np.random.default_rng(0)
@@ -595,3 +598,60 @@ def test_morphology_refines_the_fine_tag_by_the_features():
             a, b = features(enc_nom, rows), features(enc_acc, rows)
             differs = np.array([set(a[r].indices) != set(b[r].indices) for r in range(len(rows))])
             assert differs.any() == morphology
+
+
+# ---------------------------------------------------------------------------------------
+# Word clusters (Koo, Carreras and Collins 2008)
+
+def test_cluster_rows_are_the_prefixes_and_the_whole_string():
+    table = ClusterTable.of({"a": "0110101", "b": "01101", "c": "011", "d": "0110100"})
+    rows = cluster_rows(*table.lookup(["a", "b", "c", "zzz", "d"]))
+    c4, c6, whole = rows[:, 1:].tolist()
+    assert rows[:, 0].tolist() == [ROOT_ID] * 3
+    # 4-bit prefixes: a, b and d share 0110, c (3 bits) is a cluster of its own
+    assert c4 == [N_SPECIAL + 0b10110, N_SPECIAL + 0b10110, N_SPECIAL + 0b1110, UNK,
+                  N_SPECIAL + 0b10110]
+    assert c6[0] == c6[4] != c6[1] and c6[3] == UNK          # 011010 against 01101
+    assert len({whole[i] for i in (0, 1, 2, 4)}) == 4 and whole[3] == UNK
+    assert all(N_SPECIAL <= v < K.START for v in c4 + c6 + whole if v != UNK)
+
+
+def _one_arc_corpus(rng, n_words: int) -> tuple[list[Sentence], dict[str, str]]:
+    """Two-word sentences of random words, all of one tag: the word whose cluster starts
+    with 0 heads the other, whichever comes first. Only the clusters tell."""
+    words = ["".join(rng.choice(list("bcdfgklmnprstvz"), size=7)) for _ in range(n_words)]
+    clusters = {w: ("0" if i % 2 else "1") + "".join(rng.choice(["0", "1"], size=7))
+                for i, w in enumerate(words)}
+    heads, deps = [w for w in words if clusters[w][0] == "0"], \
+        [w for w in words if clusters[w][0] == "1"]
+    sentences = []
+    for j, (h, d) in enumerate(zip(heads, deps)):
+        forms, tree = ([h, d], [-1, 0, 1]) if j % 2 else ([d, h], [-1, 2, 0])
+        words = sentence(" ".join(forms))
+        sentences.append(words.with_tree(np.array(tree), ["_"] + [
+            "root" if head == 0 else "dep" for head in tree[1:]]))
+    return sentences, clusters
+
+
+def test_cluster_features_attach_words_never_seen_in_training():
+    from polyparse.decoders import make_decoder
+    from polyparse.learning.examples import Examples
+    from polyparse.learning.inference import predict
+    from polyparse.learning.model import LinearModel
+    from polyparse.learning.trainers import make_trainer
+
+    sentences, clusters = _one_arc_corpus(np.random.default_rng(0), 160)
+    train, unseen = sentences[:60], sentences[60:]
+    table = ClusterTable.of(clusters)
+    correct = {}
+    for with_clusters in (False, True):
+        fx = FeatureExtractor(FeatureConfig(bits=16, label_bits=8, clusters=with_clusters),
+                              clusters=table if with_clusters else None).fit(train)
+        model = LinearModel(fx, ["dep", "root"])
+        decoder = make_decoder("mst", True)
+        make_trainer("perceptron", epochs=3, seed=0).fit(Examples(model, train), model,
+                                                         decoder)
+        correct[with_clusters] = np.mean([
+            (predict(model, model.example(s), decoder)[0].heads == s.heads).all()
+            for s in unseen])
+    assert correct[True] == 1.0 and correct[False] < 0.8, correct

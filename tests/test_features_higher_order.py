@@ -84,7 +84,7 @@ def test_part_values_match_twin():
         assert (int(out[K.ARC_DIR]), int(out[K.ARC_K])) == (side, k)
 
 
-@pytest.mark.parametrize("template_set", ["full", "reduced"])
+@pytest.mark.parametrize("template_set", ["full", "reduced", "full+clusters"])
 def test_kernel_matches_twin_on_random_sentences(template_set):
     rng = np.random.default_rng(0)
     for n, bits, heads in [(1, 12, None), (4, 24, None), (6 if JIT else 5, 30, None),
@@ -113,7 +113,7 @@ def test_kernel_matches_twin_on_hand_made_rows():
     }
     for part_type, index in rows.items():
         index = np.array([(part_type, *r) for r in index], dtype=np.int64)
-        for template_set in ("full", "reduced"):
+        for template_set in ("full", "reduced", "full+clusters"):
             assert block_rows(part_type, ids, index, template_set, 24) == \
                 twin_indices(twin(ids, part_type, index, template_set, 24)), part_type.name
 

@@ -85,8 +85,13 @@ def add(sub) -> None:
     p.add_argument("--tagger-epochs", type=int, default=None, metavar="N",
                    help=f"perceptron epochs of the tagger (default {TaggerConfig.epochs})")
     p.add_argument("--word-clusters", metavar="FILE", default=None,
-                   help="Brown word clusters for the tagger, in Liang's paths format "
-                        "('polyparse clusters en' writes English ones)")
+                   help="Brown word clusters, in Liang's paths format ('polyparse "
+                        "clusters en' writes English ones): features of the tagger and "
+                        "of the parser")
+    p.add_argument("--cluster-features", action=argparse.BooleanOptionalAction,
+                   default=None,
+                   help="the parser's features read the word clusters (Koo et al. "
+                        "2008; default: on with --word-clusters)")
     p.add_argument("--checkpoint", metavar="FILE",
                    help="also save the model to FILE after every epoch")
     p.add_argument("--shards", type=int, default=None, metavar="K",
@@ -212,8 +217,8 @@ def train_config(args, recipe: Recipe = PLAIN):
     at_least(0, seed=args.seed)
     if not args.no_tagger:
         at_least(2, jackknife=args.jackknife)
-    if args.no_tagger and args.word_clusters:
-        raise UsageError("--word-clusters are features of the tagger: drop --no-tagger")
+    if args.cluster_features and not args.word_clusters:
+        raise UsageError("--cluster-features: give the clusters with --word-clusters FILE")
     check_dask(args.dask)
     parts = PartsConfig(args.order or recipe.order,
                         consecutive_siblings=args.consecutive_siblings)
@@ -228,13 +233,15 @@ def train_config(args, recipe: Recipe = PLAIN):
             decoder_options=chosen(args, DECODERS, decoder),
             features=FeatureConfig(**given(bits=args.bits, label_bits=args.label_bits),
                                    morphology=recipe.morphology if args.morphology is None
-                                   else args.morphology),
+                                   else args.morphology,
+                                   clusters=bool(args.word_clusters)
+                                   and args.cluster_features is not False),
             parts=parts,
             pruner=PrunerConfig(**given(max_heads=args.max_heads),
                                 labeled=args.labeled_pruner),
             tagger=None if args.no_tagger else TaggerConfig(**given(
-                epochs=args.tagger_epochs, clusters=args.word_clusters),
-                feats=recipe.tagger_feats),
+                epochs=args.tagger_epochs), feats=recipe.tagger_feats),
+            word_clusters=args.word_clusters,
             jackknife=args.jackknife, ud_rules=not args.no_ud_rules,
             mixing=None if args.shards is None else MixingConfig(args.shards))
         config_decoder(config)
