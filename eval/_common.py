@@ -157,19 +157,19 @@ def split(ud: Path, name: str, held_out: float = 0.2, *, require_tree: bool = Tr
 
 def word_clusters(name: str) -> str | None:
     """The Brown clusters of the language of treebank ``name`` (``en_ewt``: ``en``) from
-    spaCy's lookups data, fetched into the polyparse cache on first use (about 100 MB),
-    or None for a language without them."""
+    spaCy's installed lookups data, written into the polyparse cache on first use
+    (:func:`corpora.word_clusters.spacy_word_clusters`), or None for a language without
+    them."""
     from polyparse.corpora.cache import default_cache_dir
-    from polyparse.corpora.errors import DownloadError
-    from polyparse.corpora.word_clusters import SPACY_LANGUAGES, fetch_spacy_clusters
+    from polyparse.corpora.errors import CorpusError
+    from polyparse.corpora.word_clusters import SPACY_LANGUAGES, spacy_word_clusters
 
     lang = name.split("_")[0]
     if lang not in SPACY_LANGUAGES:
         return None
     try:
-        return str(fetch_spacy_clusters(lang, default_cache_dir(),
-                                        progress=sys.stderr.isatty()))
-    except DownloadError as error:
+        return str(spacy_word_clusters(lang, default_cache_dir()))
+    except CorpusError as error:
         sys.exit(f"{error}\n(word clusters for {name}: pass --no-clusters to run without them)")
 
 
