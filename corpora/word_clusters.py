@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import gzip
 import importlib.resources
+import importlib.util
 import json
 import logging
 import os
@@ -198,6 +199,23 @@ def spacy_clusters(table: Mapping[str, int]) -> dict[str, str]:
             if isinstance(code, int) and code > 0}
 
 
+def spacy_clusters_path(lang: str, cache_dir: str | os.PathLike) -> Path:
+    """Where :func:`spacy_word_clusters` writes the clusters of ``lang`` in
+    ``cache_dir``; :class:`~corpora.errors.CorpusError` if ``lang`` is not a language
+    code."""
+    if not lang.isalpha():
+        raise CorpusError(lang, None, "not a language code")
+    return Path(cache_dir) / "clusters" / f"{lang}-brown.paths"
+
+
+def spacy_clusters_installed() -> bool:
+    """Whether spaCy's lookups data (:data:`SPACY_PACKAGE`) can be imported."""
+    try:
+        return importlib.util.find_spec(SPACY_PACKAGE) is not None
+    except (ImportError, ValueError):      # ValueError: set to None in sys.modules
+        return False
+
+
 def spacy_word_clusters(lang: str, cache_dir: str | os.PathLike) -> Path:
     """The Brown clusters of language ``lang`` (``"en"``, ``"de"``, ``"es"``) from the
     installed spaCy lookups data (:data:`SPACY_PACKAGE`), as a ``paths`` file in
@@ -206,10 +224,8 @@ def spacy_word_clusters(lang: str, cache_dir: str | os.PathLike) -> Path:
     Raises :class:`~corpora.errors.CorpusError` when the package is not installed (how
     to install it), or has no clusters for ``lang``.
     """
-    if not lang.isalpha():
-        raise CorpusError(lang, None, "not a language code")
     cache_dir = Path(cache_dir)
-    path = cache_dir / "clusters" / f"{lang}-brown.paths"
+    path = spacy_clusters_path(lang, cache_dir)
     key = path.relative_to(cache_dir).as_posix()
     if download.is_cached(path, download.read_manifest(cache_dir).get(key)):
         return path

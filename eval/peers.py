@@ -14,8 +14,11 @@ For each treebank the training and held-out files are those of ``eval/defaults.p
 10th training sentence held out and the model trained on the others. On the same
 training file each system is trained as its users train it:
 
-* polyparse: ``polyparse train --train TRAIN --model M``, its defaults (tokenizer,
-  tagger, lemmatizer and parser; ``--epochs`` only if given);
+* polyparse: ``polyparse train --train TRAIN --model M --lang LANG``, the defaults of
+  the treebank's language (tokenizer, tagger, lemmatizer and parser; its family's
+  recipe of ``parser/recipes.py``, order 2 for the Germanic, Slavic and Turkic
+  languages; the language's word clusters in tagger and parser where spaCy's lookups
+  data has them and is installed: English); ``--epochs`` only if given;
 * UDPipe 1 (``ufal.udpipe``): ``Trainer.train("morphodita_parsito", ...)``, tokenizer,
   tagger (with its lemmatizer) and parser with UDPipe's default options (``--udpipe-*``
   to change them), no held-out data (the training data is all it sees, as for the
@@ -79,6 +82,7 @@ from polyparse.corpora.conllu_io import read_conllu, write_conllu  # noqa: E402
 from polyparse.corpora.plain_text import raw_text  # noqa: E402
 from polyparse.parser import cli  # noqa: E402
 from polyparse.parser.evaluate import METRICS  # noqa: E402
+from polyparse.parser.recipes import recipe_for  # noqa: E402
 
 from .defaults import blocks, split, warm_training  # noqa: E402
 
@@ -112,13 +116,18 @@ class Annotator:
 # polyparse
 
 def train_polyparse(args, train: Path, work: Path) -> Path:
-    """``polyparse train --train TRAIN --model M`` (``--epochs`` if given)."""
+    """``polyparse train --train TRAIN --model M --lang LANG``: trained as a user who
+    names the treebank's language trains, with its family's recipe (order 2 for
+    Germanic, Slavic and Turkic languages) and its word clusters where spaCy's lookups
+    data has them and is installed (the sample treebank: the plain defaults);
+    ``--epochs`` if given."""
     model = work / "polyparse.npz"
+    lang = [] if args.treebank == "sample" else ["--lang", args.lang]
     if args.warm_up:
-        warm_training(train, "1", work)
+        warm_training(train, recipe_for(args.lang)[1].order if lang else "1", work)
     epochs = ["--epochs", str(args.epochs)] if args.epochs else []
     timed_command([*POLYPARSE, "train", "--train", str(train), "--model", str(model),
-                   *epochs], work / "polyparse-train.log")
+                   *lang, *epochs], work / "polyparse-train.log")
     return model
 
 
@@ -496,7 +505,7 @@ def main(argv: list[str] | None = None) -> None:
         work = Path(args.work) / name
         train, held, how = split(folder(args.ud, name), work, args.max_dev, args.max_train)
         splits[name] = how
-        args.lang = language(name)
+        args.treebank, args.lang = name, language(name)
         for system in systems:
             print(f"peers: {name}: {system}", file=sys.stderr, flush=True)
             rows += run_system(system, args, name, train, held, work, udeval_)

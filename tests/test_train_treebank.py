@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from polyparse.corpora.download import MANIFEST, TREEBANKS
+from polyparse.corpora.word_clusters import spacy_clusters_installed
 from polyparse.parser.checks import ModelSettings
 from polyparse.parser.cli import build_parser, main
 from polyparse.parser.cli.train import train_config
@@ -79,12 +80,16 @@ def test_from_a_clean_cache_to_a_scored_model_in_one_command(remote, tmp_path, c
         1 for line in (cache / NAME / TAG / "en_ewt-ud-dev.conllu").read_text().splitlines()
         if line[:1].isdigit() and "-" not in line.split("\t")[0])
     # the splits in the cache, recorded in its manifest; no test split asked for
+    # (and English word clusters, where spaCy's lookups data is installed)
     files = sorted(p.relative_to(cache).as_posix() for p in cache.rglob("*") if p.is_file())
+    clusters = ["clusters/en-brown.paths"] if spacy_clusters_installed() else []
     assert files == [MANIFEST, f"{NAME}/{TAG}/en_ewt-ud-dev.conllu",
-                     f"{NAME}/{TAG}/en_ewt-ud-train.conllu"]
+                     f"{NAME}/{TAG}/en_ewt-ud-train.conllu", *clusters]
     # --order 1 given overrides the Germanic recipe's order 2
     settings = ModelSettings.read(model)
     assert settings.config.order == "1"
+    assert settings.config.word_clusters == (str(cache / clusters[0]) if clusters else None)
+    assert settings.config.features.clusters == bool(clusters)
     assert settings.components == {"tokenizer", "tagger", "lemmatizer"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "en.npz"]
 
@@ -123,7 +128,7 @@ def config_of(*argv: str):
     from polyparse.parser.cli.train import treebank_recipe
 
     args = build_parser().parse_args(["train", *argv, "--model", "m.npz"])
-    return train_config(args, treebank_recipe(args))
+    return train_config(args, treebank_recipe(args)[0])
 
 
 def test_a_treebank_trains_with_its_familys_recipe():
@@ -132,6 +137,25 @@ def test_a_treebank_trains_with_its_familys_recipe():
         ("2", True, "split")
     assert config_of("--treebank", "UD_English-EWT").order == "2"
     assert config_of("--treebank", "UD_Slovenian-SSJ").order == "2"
+
+
+def test_a_language_code_trains_a_file_with_its_familys_recipe():
+    turkish = config_of("--train", "t.conllu", "--lang", "tr")
+    assert (turkish.order, turkish.features.morphology, turkish.tagger.feats) == \
+        ("2", True, "split")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--train", "t.conllu", "--lang", "EN"], "--lang EN: not an ISO 639 language code"),
+    (["--treebank", "UD_English-EWT", "--lang", "en"], "--lang: --treebank names the language"),
+    (["--train", "t.conllu", "--lang", "xx", "--no-word-clusters", "--cluster-features"],
+     "--no-word-clusters: drop --word-clusters and --cluster-features"),
+])
+def test_bad_language_options_are_usage_errors(argv, message, tmp_path, capsys):
+    assert main(["train", *argv, "--model", str(tmp_path / "m.npz")]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith(
+        f"polyparse: error: {message}")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_options_given_override_the_recipe():

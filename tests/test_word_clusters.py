@@ -131,3 +131,24 @@ def test_cli_clusters_prints_the_path(lookups, tmp_path: Path, capsys) -> None:
     assert main(["-q", "clusters", "en", "--cache", str(tmp_path)]) == 0
     assert capsys.readouterr().out.strip() == str(tmp_path / "clusters" / "en-brown.paths")
     assert main(["-q", "clusters", "xx", "--cache", str(tmp_path)]) == 2
+
+
+def test_a_language_s_clusters_are_the_default_where_installed(lookups, tmp_path, monkeypatch,
+                                                                 caplog) -> None:
+    from polyparse.parser.cli import build_parser
+    from polyparse.parser.cli.train import word_clusters
+
+    def resolved(*argv: str, lang: str | None = "en"):
+        args = build_parser().parse_args(["train", "--train", "t.conllu", "--model", "m.npz",
+                                          "--cache", str(tmp_path), *argv])
+        return word_clusters(args, lang)
+
+    # where they will be written once the options are checked
+    assert resolved() == (str(tmp_path / "clusters" / "en-brown.paths"), "en")
+    assert resolved("--word-clusters", "mine.paths") == ("mine.paths", None)  # given: it wins
+    assert resolved("--no-word-clusters") == (None, None)
+    assert resolved(lang="tr") == resolved(lang=None) == (None, None)    # none in spaCy's
+    monkeypatch.setitem(sys.modules, SPACY_PACKAGE, None)                # not installed
+    assert resolved() == (None, None)
+    assert "pip install 'polyparse[clusters]' adds them" in caplog.text
+    assert list(tmp_path.iterdir()) == []

@@ -16,8 +16,8 @@ from polyparse.learning.trainers import TRAINERS, make_trainer
 from ..checks import UsageError, at_least, check_files, check_solver
 from ..config import PrunerConfig, TaggerConfig
 from ..recipes import PLAIN, Recipe, language, recipe_for
-from .common import (add_dask_flag, add_treebank_flags, check_dask, cluster, fetch_treebank,
-                     given, names)
+from .common import (add_dask_flag, add_treebank_flags, cache_dir, check_dask, cluster,
+                     fetch_treebank, given, names)
 from .flags import add_flags, chosen
 
 log = logging.getLogger("polyparse")
@@ -34,6 +34,10 @@ def add(sub) -> None:
                         help="a UD treebank by name (UD_English-EWT): its train and dev "
                              "fetched into the cache as by 'download', trained with its "
                              "language family's settings (options given win), dev scored")
+    p.add_argument("--lang", metavar="CODE", default=None,
+                   help="the treebank's language (ISO 639 code, as UD's file prefixes: "
+                        "en, tr): trained with its language family's settings and its word "
+                        "clusters, as with --treebank (options given win)")
     p.add_argument("--dev", metavar="FILE", help="dev treebank: UAS/LAS after every epoch")
     p.add_argument("--model", required=True, metavar="OUT", help="model file to write (.npz)")
     p.add_argument("--decoder", default=None, metavar="D",
@@ -85,9 +89,12 @@ def add(sub) -> None:
     p.add_argument("--tagger-epochs", type=int, default=None, metavar="N",
                    help=f"perceptron epochs of the tagger (default {TaggerConfig.epochs})")
     p.add_argument("--word-clusters", metavar="FILE", default=None,
-                   help="Brown word clusters, in Liang's paths format ('polyparse "
-                        "clusters en' writes English ones): features of the tagger and "
-                        "of the parser")
+                   help="Brown word clusters, in Liang's paths format: features of the "
+                        "tagger and of the parser (default, with --lang or --treebank: the "
+                        "language's from spaCy's lookups data, for en, de and es, if "
+                        "installed: pip install 'polyparse[clusters]')")
+    p.add_argument("--no-word-clusters", action="store_true",
+                   help="no word clusters, not even the language's")
     p.add_argument("--cluster-features", action=argparse.BooleanOptionalAction,
                    default=None,
                    help="the parser's features read the word clusters (Koo et al. "
@@ -123,43 +130,83 @@ def _default_decoders() -> str:
 
 
 def run(args) -> None:
-    recipe = treebank_recipe(args)
+    recipe, code = treebank_recipe(args)
+    given_clusters = args.word_clusters
+    args.word_clusters, spacy_lang = word_clusters(args, code)
     config = train_config(args, recipe)
-    check_files({"--train": args.train, "--dev": args.dev,
-                 "--word-clusters": args.word_clusters},
+    check_files({"--train": args.train, "--dev": args.dev, "--word-clusters": given_clusters},
                 {"--model": args.model, "--checkpoint": args.checkpoint})
     train, dev = (args.train, args.dev) if args.treebank is None else treebank_splits(args)
+    if spacy_lang is not None:
+        from polyparse.corpora.word_clusters import spacy_word_clusters
+
+        spacy_word_clusters(spacy_lang, cache_dir(args))
+        log.info("word clusters of %s: %s", spacy_lang, args.word_clusters)
     with cluster(args.dask) as client:
         parser = _train_with(args, config, client, train, dev)
     if args.treebank is not None and dev is not None:
         score_dev(parser, dev, args.format)
 
 
-def treebank_recipe(args) -> Recipe:
-    """The recipe of ``--treebank``'s language family (:mod:`parser.recipes`), or the
-    plain defaults without ``--treebank``; the options that only ``--treebank`` takes
-    are refused without it, and ``--dev`` with it (the treebank has its own)."""
+def treebank_recipe(args) -> tuple[Recipe, str | None]:
+    """The recipe of the language family (:mod:`parser.recipes`) of ``--treebank`` or
+    ``--lang``, and the language code; the plain defaults and None without either. The
+    options that only ``--treebank`` takes are refused without it (``--cache`` also
+    with ``--lang``), and ``--dev`` with it (the treebank has its own)."""
     from polyparse.corpora.download import TREEBANKS
 
     if args.treebank is None:
-        given_flags = [flag for flag, value in (("--cache", args.cache),
+        given_flags = [flag for flag, value in (("--cache", args.cache if args.lang is None
+                                                 else None),
                                                 ("--base-url", args.base_url),
                                                 ("--tag", args.tag)) if value is not None]
         if given_flags:
             raise UsageError(f"{', '.join(given_flags)}: for --treebank only")
-        return PLAIN
-    if args.dev is not None:
-        raise UsageError("--dev: --treebank trains on the treebank's train split and "
-                         "scores its own dev split")
-    if args.treebank not in TREEBANKS:
-        raise UsageError(f"--treebank {args.treebank}: unknown treebank; known: "
-                         f"{', '.join(sorted(TREEBANKS))}")
-    code = language(TREEBANKS[args.treebank])
+        if args.lang is None:
+            return PLAIN, None
+        if not (args.lang.isascii() and args.lang.isalpha() and args.lang.islower()
+                and 2 <= len(args.lang) <= 3):
+            raise UsageError(f"--lang {args.lang}: not an ISO 639 language code (en, tr, "
+                             "hsb)")
+        code, name = args.lang, f"--lang {args.lang}"
+    else:
+        if args.dev is not None:
+            raise UsageError("--dev: --treebank trains on the treebank's train split and "
+                             "scores its own dev split")
+        if args.lang is not None:
+            raise UsageError("--lang: --treebank names the language")
+        if args.treebank not in TREEBANKS:
+            raise UsageError(f"--treebank {args.treebank}: unknown treebank; known: "
+                             f"{', '.join(sorted(TREEBANKS))}")
+        code, name = language(TREEBANKS[args.treebank]), args.treebank
     family, recipe = recipe_for(code)
-    log.info("%s: language %s, %s", args.treebank, code,
+    log.info("%s: language %s, %s", name, code,
              f"{family} recipe: {recipe.describe()}" if family else
              "in no family of parser/recipes.py: the plain defaults")
-    return recipe
+    return recipe, code
+
+
+def word_clusters(args, code: str | None) -> tuple[str | None, str | None]:
+    """``(path, lang)``: the word-cluster file of the run and, if it is still to be
+    written from spaCy's lookups data (:func:`~corpora.word_clusters.
+    spacy_word_clusters`, once the options are checked and the treebank is at hand), its
+    language. The path is ``--word-clusters``; else, with a language ``code`` whose
+    clusters spaCy's lookups data holds, where they go in the cache, if the package is
+    installed (a note says how to install it if not); else None, and None with
+    ``--no-word-clusters``."""
+    from polyparse.corpora.word_clusters import (INSTALL, SPACY_LANGUAGES,
+                                                 spacy_clusters_installed, spacy_clusters_path)
+
+    if args.no_word_clusters:
+        if args.word_clusters or args.cluster_features:
+            raise UsageError("--no-word-clusters: drop --word-clusters and --cluster-features")
+        return None, None
+    if args.word_clusters or code not in SPACY_LANGUAGES:
+        return args.word_clusters, None
+    if not spacy_clusters_installed():
+        log.warning("polyparse: note: no word clusters for %s: %s adds them", code, INSTALL)
+        return None, None
+    return str(spacy_clusters_path(code, cache_dir(args))), code
 
 
 def treebank_splits(args) -> tuple[str, str | None]:
