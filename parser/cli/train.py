@@ -89,10 +89,9 @@ def add(sub) -> None:
     p.add_argument("--tagger-epochs", type=int, default=None, metavar="N",
                    help=f"perceptron epochs of the tagger (default {TaggerConfig.epochs})")
     p.add_argument("--word-clusters", metavar="FILE", default=None,
-                   help="Brown word clusters, in Liang's paths format: features of the "
-                        "tagger and of the parser (default, with --lang or --treebank: the "
-                        "language's from spaCy's lookups data, for en, de and es, if "
-                        "installed: pip install 'polyparse[clusters]')")
+                   help="Brown word clusters (Liang's paths format) for the tagger and "
+                        "the parser (default with --lang or --treebank: the language's "
+                        "from spaCy's lookups data, en/de/es, if installed)")
     p.add_argument("--no-word-clusters", action="store_true",
                    help="no word clusters, not even the language's")
     p.add_argument("--cluster-features", action=argparse.BooleanOptionalAction,
