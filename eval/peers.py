@@ -121,6 +121,8 @@ def train_polyparse(args, train: Path, work: Path) -> Path:
     Germanic, Slavic and Turkic languages) and its word clusters where spaCy's lookups
     data has them and is installed (the sample treebank: the plain defaults);
     ``--epochs`` if given."""
+    if args.polyparse_model is not None:
+        return args.polyparse_model
     model = work / "polyparse.npz"
     lang = [] if args.treebank == "sample" else ["--lang", args.lang]
     if args.warm_up:
@@ -438,7 +440,10 @@ COLUMNS = [("treebank", "treebank"), ("system", "system"), ("input", "input"),
 
 
 def write(args, rows: list[dict], splits: dict) -> Path:
-    budgets = (f"polyparse {'its default epochs' if not args.epochs else f'{args.epochs} epochs'}"
+    polyparse = (f"the model {args.polyparse_model}, trained before on the same training "
+                 "split (its train min: 0 here)" if args.polyparse_model else
+                 "its default epochs" if not args.epochs else f"{args.epochs} epochs")
+    budgets = (f"polyparse {polyparse}"
                f"; UDPipe tokenizer `{args.udpipe_tokenizer or 'defaults'}`, tagger "
                f"`{args.udpipe_tagger or 'defaults'}`, parser `{args.udpipe_parser or 'defaults'}`"
                f"; spaCy at most {args.spacy_max_epochs} epochs and {args.spacy_max_steps} "
@@ -475,6 +480,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="the first N held-out sentences (default all)")
     ap.add_argument("--epochs", type=int, default=None, metavar="N",
                     help="polyparse train --epochs N (default: polyparse's own)")
+    ap.add_argument("--polyparse-model", type=Path, default=None, metavar="PATH",
+                    help="a polyparse model already trained on the treebank's training "
+                         "split (one treebank only), instead of training one")
     ap.add_argument("--udpipe-tokenizer", default="", metavar="OPTS",
                     help="UDPipe's tokenizer options, e.g. 'epochs=10' (default: UDPipe's)")
     ap.add_argument("--udpipe-tagger", default="", metavar="OPTS",
@@ -491,6 +499,9 @@ def main(argv: list[str] | None = None) -> None:
     warm_up_argument(ap)
     args = ap.parse_args(argv)
     require_treebanks(ap, args.ud, args.treebanks)
+    if args.polyparse_model is not None and (len(args.treebanks) != 1
+                                             or not args.polyparse_model.is_file()):
+        ap.error("--polyparse-model: an existing model file, and one treebank")
     for option in ("max_train", "max_dev", "epochs", "spacy_max_epochs", "spacy_max_steps"):
         value = getattr(args, option)
         if value is not None and value < 1:
