@@ -84,6 +84,15 @@ NONPROJ (h, m), rows ``(h, m, -1)``. 26 / 8 (33 unpruned).
     ``h.w m.t``, ``h.t m.w``, bias, and the in-between tags ``h.t b.t m.t`` (one per
     distinct tag: non-projectivity is about the words an arc spans).
 
+Cluster templates (Koo, Carreras and Collins 2008), added to either set when the model has
+Brown word clusters (``"full+clusters"``, :data:`WITH_CLUSTERS`; ``FeatureConfig.clusters``):
+they read the 4-bit and 6-bit prefixes and the whole bit string of a word
+(:data:`features.vocab.CLUSTER_FIELDS`), which carry what unlabelled text says of words the
+treebank has rarely or never seen. ARC, 22 (:func:`koo_arc`, each with ``arc.dir``);
+GRANDPARENT, SIBLING and CONSECUTIVE_SIBLING, 9 each (:func:`koo_triple`, conjoined as their
+tables are); VALENCY 2, NONPROJ 3, labels 4. What they give at orders 1 and 2 is measured by
+``eval/cluster_features.py``.
+
 Label templates (scored against a dense ``(2**label_bits, n_labels)`` matrix, hence
 neither conjoined with the label nor with direction/distance, which appear as atoms):
 the words, lemmas, tags and affixes of h and m; their pairs, plain and with the direction;

@@ -7,10 +7,12 @@ A treebank's language is the first part of its file prefix (``en_ewt`` -> ``en``
 family of :data:`FAMILIES` gets the plain defaults (:data:`PLAIN`). Options given on
 the command line override a recipe's settings.
 
-Word clusters are in no recipe: they come from an optional package
-(``polyparse[clusters]``, spaCy's lookups data, for en, de and es only), and gave the
-en_ewt tagger +0.18 UPOS (95.59 against 95.41, ``eval/results/frozen/tagger.md``);
-``--word-clusters`` adds them.
+Word clusters are in no recipe: they come with the language, not its family, from an
+optional package (``polyparse[clusters]``, spaCy's lookups data, for en, de and es only),
+and ``train --lang`` or ``--treebank`` takes them where it is installed
+(:func:`parser.cli.train.word_clusters`); they gave the en_ewt tagger +0.18 UPOS (95.59
+against 95.41, ``eval/results/frozen/tagger.md``), and the parser what
+``eval/results/cluster_features_en_ewt.md`` says.
 """
 
 from __future__ import annotations
