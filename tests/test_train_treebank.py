@@ -115,8 +115,12 @@ def test_without_network_a_clear_error_and_nothing_left(tmp_path, capsys):
     (["--train", "t.conllu", "--tag", "r2.14"], "--tag: for --treebank only"),
     (["--train", "t.conllu", "--cache", "c", "--base-url", "u"],
      "--cache, --base-url: for --treebank only"),
+    (["--train", "t.conllu", "--lang", "EN"], "--lang EN: not an ISO 639 language code"),
+    (["--treebank", "UD_English-EWT", "--lang", "en"], "--lang: --treebank names the language"),
+    (["--train", "t.conllu", "--lang", "xx", "--no-word-clusters", "--cluster-features"],
+     "--no-word-clusters: drop --word-clusters and --cluster-features"),
 ])
-def test_treebank_options_refused_before_any_work(argv, message, tmp_path, capsys):
+def test_treebank_and_language_options_refused_before_any_work(argv, message, tmp_path, capsys):
     assert main(["train", *argv, "--model", str(tmp_path / "m.npz")]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith(
         f"polyparse: error: {message}")
@@ -143,19 +147,6 @@ def test_a_language_code_trains_a_file_with_its_familys_recipe():
     turkish = config_of("--train", "t.conllu", "--lang", "tr")
     assert (turkish.order, turkish.features.morphology, turkish.tagger.feats) == \
         ("2", True, "split")
-
-
-@pytest.mark.parametrize("argv, message", [
-    (["--train", "t.conllu", "--lang", "EN"], "--lang EN: not an ISO 639 language code"),
-    (["--treebank", "UD_English-EWT", "--lang", "en"], "--lang: --treebank names the language"),
-    (["--train", "t.conllu", "--lang", "xx", "--no-word-clusters", "--cluster-features"],
-     "--no-word-clusters: drop --word-clusters and --cluster-features"),
-])
-def test_bad_language_options_are_usage_errors(argv, message, tmp_path, capsys):
-    assert main(["train", *argv, "--model", str(tmp_path / "m.npz")]) == 2
-    assert capsys.readouterr().err.strip().splitlines()[-1].startswith(
-        f"polyparse: error: {message}")
-    assert list(tmp_path.iterdir()) == []
 
 
 def test_options_given_override_the_recipe():
