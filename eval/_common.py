@@ -39,14 +39,16 @@ from . import first_paragraph  # noqa: E402
 
 class BenchmarkParser(argparse.ArgumentParser):
     """The argument parser of a benchmark; its ``parse_args`` also records, for the result
-    tables, the command line (``command``), the date it started (``started``) and the load
-    average then (``load_before``)."""
+    tables, the command line (``command``), the date it started (``started``), the git
+    revision then (``revision``: a long run's code is the code it started with, whatever
+    is committed while it runs) and the load average then (``load_before``)."""
 
     def parse_args(self, args=None, namespace=None):
         given = sys.argv[1:] if args is None else [str(a) for a in args]
         parsed = super().parse_args(given, namespace)
         parsed.command = shlex.join([*self.prog.split(), *given])
         parsed.started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        parsed.revision = revision()
         parsed.load_before = load()
         return parsed
 
@@ -254,9 +256,9 @@ def revision() -> str:
 
 
 def provenance(args) -> dict:
-    """How a result came about: the command, the git revision, the date it started, the
-    machine, and its load average before and now."""
-    return {"command": args.command, "revision": revision(), "date": args.started,
+    """How a result came about: the command, the git revision and the date it started
+    at, the machine, and its load average before and now."""
+    return {"command": args.command, "revision": args.revision, "date": args.started,
             "machine": machine(), "load_before": args.load_before, "load_after": load()}
 
 
