@@ -11,8 +11,9 @@ Word clusters are in no recipe: they come with the language, not its family, fro
 optional package (``polyparse[clusters]``, spaCy's lookups data, for en, de and es only),
 and ``train --lang`` or ``--treebank`` takes them where it is installed
 (:func:`parser.cli.train.word_clusters`); they gave the en_ewt tagger +0.18 UPOS (95.59
-against 95.41, ``eval/results/frozen/tagger.md``), and the parser what
-``eval/results/cluster_features_en_ewt.md`` says.
+against 95.41, ``eval/results/frozen/tagger.md``), and the parser +0.16 to +0.56 UAS and
++0.10 to +0.47 LAS on en_ewt dev at orders 1 and 2, gold and predicted tags
+(``eval/results/cluster_features_en_ewt.md``).
 """
 
 from __future__ import annotations
