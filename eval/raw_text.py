@@ -10,9 +10,9 @@ For en_ewt and tr_imst (train -> dev) and sl_ssj (first 80% of train -> last 20%
 ``_common.split``; ``--treebanks``), trains one model file's worth (:meth:`Parser.train`: the
 tokenizer on the ``# text`` comments, the tagger, and the order-1 parser on tags
 jackknifed in 10 folds, without lemmas) on the training sentences (the first
-``--max-train`` of them if given). The tagger of a language with Brown clusters in
-spaCy's lookups data (English here) uses them unless ``--no-clusters``
-(``eval/_common.word_clusters``: fetched into the polyparse cache on first use). Then
+``--max-train`` of them if given). The tagger and the parser of a language with Brown
+clusters in spaCy's lookups data (English here) use them unless ``--no-clusters``
+(``eval/_common.word_clusters``: written into the polyparse cache on first use). Then
 the held-out sentences' text is rebuilt from their ``# text`` comments as
 ``conllu_to_text.pl`` does (:func:`corpora.plain_text.raw_text`: blank lines between
 paragraphs, lines wrapped at 80 characters), parsed with :meth:`Parser.parse_text`, and
@@ -142,10 +142,11 @@ def run(name: str, args) -> dict:
     train, held_out = train[:args.max_train], held_out[:args.max_dev]
     clusters = None if args.no_clusters else word_clusters(name)
     config = TrainConfig(epochs=args.epochs, seed=0, jackknife=args.jackknife,
-                         tagger=TaggerConfig(epochs=args.tagger_epochs, clusters=clusters),
-                         lemmas=True if args.lemmas else None,
+                         tagger=TaggerConfig(epochs=args.tagger_epochs),
+                         word_clusters=clusters, lemmas=True if args.lemmas else None,
                          features=FeatureConfig(bits=args.bits or None,
-                                                label_bits=args.label_bits or None))
+                                                label_bits=args.label_bits or None,
+                                                clusters=clusters is not None))
     parser, train_seconds = trained_parser(name, train, config, args)
     text = raw_text(held_out)
     parsed = parser.parse_text(text, id_prefix=f"{name}-")
@@ -193,7 +194,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lemmas", action="store_true",
                     help="ablation: train the parser with the gold lemmas (raw text has none)")
     ap.add_argument("--no-clusters", action="store_true",
-                    help="train the taggers without word clusters")
+                    help="train taggers and parsers without word clusters")
     ap.add_argument("--no-throughput", dest="throughput", action="store_false")
     ap.add_argument("--copies", type=int, default=3,
                     help="throughput: the CLI parses this many copies of the held-out text")
@@ -212,12 +213,12 @@ def main(argv: list[str] | None = None) -> None:
     notes = (
         ("Models trained by an earlier run with the same settings; *train min* is "
            "theirs. " if args.reuse else "") + "Each model: tokenizer (default options), tagger "
-        f"({args.tagger_epochs} epochs; with the Brown clusters of spaCy's lookups data "
-        "where the *word clusters* column says so) and order-1 parser (SSG, MST, "
+        f"({args.tagger_epochs} epochs) and order-1 parser (SSG, MST, "
         f"{args.epochs} epochs, "
         f"features {rows[0]['config']['features']}) trained on tags jackknifed in "
         f"{args.jackknife} folds, {'with' if rows[0]['config']['lemmas'] else 'without'} "
-        "lemmas. Held-out text rebuilt from `# text` (`corpora.plain_text.raw_text`: blank "
+        "lemmas; both with the Brown clusters of spaCy's lookups data where the *word "
+        "clusters* column says so. Held-out text rebuilt from `# text` (`corpora.plain_text.raw_text`: blank "
         "line between paragraphs, wrapped at 80 characters) and parsed with "
         "`Parser.parse_text`. F1 (%) as the CoNLL 2018 script: words aligned by character "
         "offsets; each metric's F1 = 2 correct / (gold + system words); CLAS, MLAS and "
