@@ -172,7 +172,7 @@ def word_clusters(name: str) -> str | None:
     try:
         return str(spacy_word_clusters(lang, default_cache_dir()))
     except CorpusError as error:
-        sys.exit(f"{error}\n(word clusters for {name}: pass --no-clusters to run without them)")
+        sys.exit(f"word clusters for {name}: {error}")
 
 
 def treebank(ud: Path, name: str, max_train: int | None = None,

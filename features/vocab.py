@@ -84,8 +84,10 @@ def cluster_rows(paths: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
     A ``k``-bit prefix is the id ``N_SPECIAL + (2**l | path & (2**l - 1))``, ``l =
     min(k, length)``: the leading 1 tells a short string ``01`` from the prefix ``0100``
-    of a longer one. The whole string, up to 64 bits, is hashed (MurmurHash3's
-    finalizer) into ``N_SPECIAL .. 2**31 - 2``: a treebank's words fall into a few
+    of a longer one. The whole string, up to 64 bits, is hashed (Fibonacci hashing of
+    the path plus its length, then the first two xor-shift and multiply rounds of
+    MurmurHash3's finalizer, as numpy arrays) into ``N_SPECIAL .. 2**31 - 2``, the ids
+    that model files since the cluster features hold: a treebank's words fall into a few
     thousand clusters, which two share a hash by chance about once in a thousand
     clusterings. A word without a cluster is :data:`UNK` in every row.
     """
