@@ -7,7 +7,8 @@ One command::
                              [--max-train N] [--max-dev N] [--epochs N]
                              [--udpipe-tokenizer OPTS] [--udpipe-tagger OPTS]
                              [--udpipe-parser OPTS] [--spacy-max-epochs N]
-                             [--spacy-max-steps N] [--work DIR] [--no-warm-up] [--out peers]
+                             [--spacy-max-steps N] [--jobs N] [--work DIR] [--no-warm-up]
+                             [--out peers]
 
 For each treebank the training and held-out files are those of ``eval/defaults.py``
 (:func:`eval.defaults.split`): train.conllu and dev.conllu, or without dev.conllu every
@@ -32,9 +33,10 @@ training file each system is trained as its users train it:
   steps, no early stopping (the training file is also its ``--paths.dev``, evaluated
   at step 0 and every ``--spacy-max-steps`` steps), ``model-last`` kept.
 
-Then, in this process, one thread (:func:`eval._common.single_thread`; spaCy
-``n_process=1``), each system loads its model and annotates two inputs, each timed end
-to end (annotating and writing the CoNLL-U), after an untimed run on the first
+The trainings run ``--jobs`` at a time (default one), each in a child process. Then,
+once all of a treebank's models are trained, in this process, one thread
+(:func:`eval._common.single_thread`; spaCy ``n_process=1``), each system in turn loads
+its model and annotates two inputs, each timed end to end (annotating and writing the CoNLL-U), after an untimed run on the first
 sentences (unless ``--no-warm-up``):
 
 * raw text: the held-out sentences' ``# text`` as ``conllu_to_text.pl`` writes them
@@ -63,12 +65,14 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
+import multiprocessing
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -98,7 +102,7 @@ WARM_SENTENCES = 5
 SMOKE = ["--treebanks", "sample", "--max-train", "30", "--max-dev", "10", "--epochs", "1",
          "--udpipe-tokenizer", "epochs=1;dimension=16", "--udpipe-tagger", "iterations=1",
          "--udpipe-parser", "iterations=1;hidden_layer=20", "--spacy-max-epochs", "1",
-         "--spacy-max-steps", "10", "--no-warm-up", "--work", "{results}/work"]
+         "--spacy-max-steps", "10", "--jobs", "2", "--no-warm-up", "--work", "{results}/work"]
 """The smoke run: every installed system trained for one epoch on 30 sample sentences,
 10 held out."""
 
@@ -376,13 +380,18 @@ def timed(function: Callable[[str], str], text: str, out: Path) -> float:
     return time.perf_counter() - start
 
 
-def run_system(system: str, args, name: str, train: Path, held: Path, work: Path,
-               udeval_: str) -> list[dict]:
-    """Train ``system`` on ``train``, then its rows: for raw text and for gold tokens,
-    every CoNLL 2018 metric, words per second, load seconds, training minutes."""
+def trained(system: str, args, train: Path, work: Path) -> tuple[Path, float]:
+    """``system``'s model trained on ``train`` and the wall minutes it took (run in a
+    process of its own, so that the trainings of ``--jobs`` run side by side)."""
     start = time.perf_counter()
     model = TRAIN[system](args, train, work)
-    train_min = (time.perf_counter() - start) / 60
+    return model, (time.perf_counter() - start) / 60
+
+
+def run_system(system: str, model: Path, train_min: float, name: str, held: Path,
+               work: Path, args, udeval_: str) -> list[dict]:
+    """``system``'s rows, its ``model`` loaded: for raw text and for gold tokens, every
+    CoNLL 2018 metric, words per second, load seconds, training minutes."""
     start = time.perf_counter()
     annotator = LOAD[system](model)
     load_s = time.perf_counter() - start
@@ -407,6 +416,16 @@ def run_system(system: str, args, name: str, train: Path, held: Path, work: Path
                      "train_min": train_min, "gold_words": words,
                      "roots_repaired": annotator.repaired() - before, "conll18": scores})
     return rows
+
+
+def train_all(systems: list[str], args, train: Path, work: Path) -> dict:
+    """Every system's (model, training minutes), ``--jobs`` trainings at a time, each in
+    a child process (UDPipe trains in its own library, which would hold this process)."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
+        futures = {system: pool.submit(trained, system, args, train, work)
+                   for system in systems}
+        return {system: future.result() for system, future in futures.items()}
 
 
 def installed(system: str) -> bool:
@@ -456,8 +475,8 @@ def write(args, rows: list[dict], splits: dict) -> Path:
         "over the wall seconds of annotating and writing the CoNLL-U in one process and one "
         "thread, the model loaded (*load s*) and "
         + ("warmed up on 5 sentences first" if args.warm_up else "not warmed up")
-        + f"; *train min*: wall minutes of training on {os.cpu_count()} cores shared with "
-        "other jobs (load averages above).")
+        + f"; *train min*: wall minutes of training on {os.cpu_count()} cores, {args.jobs} "
+        "training(s) at once, shared with other jobs (load averages above).")
     repaired = [r for r in rows if r["roots_repaired"]]
     if repaired:
         notes += (" Roots attached to their sentence's first root: " + ", ".join(
@@ -493,6 +512,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="spacy train's training.max_epochs (default 30)")
     ap.add_argument("--spacy-max-steps", type=int, default=20000, metavar="N",
                     help="spacy train's training.max_steps (default 20000, spaCy's)")
+    ap.add_argument("--jobs", type=int, default=1, metavar="N",
+                    help="trainings at once, each in its own process (default 1); the "
+                         "timed annotation runs after all of them, one system at a time")
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "polyparse-peers"),
                     metavar="DIR", help="split treebanks, models, logs and outputs")
     ap.add_argument("--out", default="peers", help="result stem under --results")
@@ -502,7 +524,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.polyparse_model is not None and (len(args.treebanks) != 1
                                              or not args.polyparse_model.is_file()):
         ap.error("--polyparse-model: an existing model file, and one treebank")
-    for option in ("max_train", "max_dev", "epochs", "spacy_max_epochs", "spacy_max_steps"):
+    for option in ("max_train", "max_dev", "epochs", "spacy_max_epochs", "spacy_max_steps",
+                   "jobs"):
         value = getattr(args, option)
         if value is not None and value < 1:
             ap.error(f"--{option.replace('_', '-')} must be at least 1, not {value}")
@@ -517,8 +540,11 @@ def main(argv: list[str] | None = None) -> None:
         train, held, how = split(folder(args.ud, name), work, args.max_dev, args.max_train)
         splits[name] = how
         args.treebank, args.lang = name, language(name)
+        print(f"peers: {name}: training {', '.join(systems)}, {args.jobs} at a time",
+              file=sys.stderr, flush=True)
+        models = train_all(systems, args, train, work)
         for system in systems:
-            print(f"peers: {name}: {system}", file=sys.stderr, flush=True)
-            rows += run_system(system, args, name, train, held, work, udeval_)
+            print(f"peers: {name}: {system} annotates (timed)", file=sys.stderr, flush=True)
+            rows += run_system(system, *models[system], name, held, work, args, udeval_)
         table = write(args, rows, splits)
     print(table.read_text())
