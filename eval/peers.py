@@ -7,8 +7,8 @@ One command::
                              [--max-train N] [--max-dev N] [--epochs N]
                              [--udpipe-tokenizer OPTS] [--udpipe-tagger OPTS]
                              [--udpipe-parser OPTS] [--spacy-max-epochs N]
-                             [--spacy-max-steps N] [--jobs N] [--work DIR] [--no-warm-up]
-                             [--out peers]
+                             [--spacy-max-steps N] [--model SYSTEM=PATH ...] [--jobs N]
+                             [--work DIR] [--no-warm-up] [--out peers]
 
 For each treebank the training and held-out files are those of ``eval/defaults.py``
 (:func:`eval.defaults.split`): train.conllu and dev.conllu, or without dev.conllu every
@@ -33,7 +33,10 @@ training file each system is trained as its users train it:
   steps, no early stopping (the training file is also its ``--paths.dev``, evaluated
   at step 0 and every ``--spacy-max-steps`` steps), ``model-last`` kept.
 
-The trainings run ``--jobs`` at a time (default one), each in a child process. Then,
+``--model SYSTEM=PATH`` gives a model trained before on the same training split (UDPipe
+1's takes hours on en_ewt: it may be trained once, by a run of this benchmark, and timed
+again on an idle machine): it is loaded instead of trained, its *train min* 0. The
+trainings run ``--jobs`` at a time (default one), each in a child process. Then,
 once all of a treebank's models are trained, in this process, one thread
 (:func:`eval._common.single_thread`; spaCy ``n_process=1``), each system in turn loads
 its model and annotates two inputs, each timed end to end (annotating and writing the CoNLL-U), after an untimed run on the first
@@ -92,6 +95,7 @@ from .defaults import blocks, split, warm_training  # noqa: E402
 
 TREEBANKS = ("en_ewt", "tr_imst")
 SYSTEMS = ("polyparse", "udpipe", "spacy")
+NAMES = {"polyparse": "polyparse", "udpipe": "UDPipe", "spacy": "spaCy"}
 PACKAGES = {"udpipe": "ufal.udpipe", "spacy": "spacy"}
 """The module each peer needs (``pip install -e '.[peers]'``)."""
 
@@ -125,8 +129,6 @@ def train_polyparse(args, train: Path, work: Path) -> Path:
     Germanic, Slavic and Turkic languages) and its word clusters where spaCy's lookups
     data has them and is installed (the sample treebank: the plain defaults);
     ``--epochs`` if given."""
-    if args.polyparse_model is not None:
-        return args.polyparse_model
     model = work / "polyparse.npz"
     lang = [] if args.treebank == "sample" else ["--lang", args.lang]
     if args.warm_up:
@@ -382,7 +384,10 @@ def timed(function: Callable[[str], str], text: str, out: Path) -> float:
 
 def trained(system: str, args, train: Path, work: Path) -> tuple[Path, float]:
     """``system``'s model trained on ``train`` and the wall minutes it took (run in a
-    process of its own, so that the trainings of ``--jobs`` run side by side)."""
+    process of its own, so that the trainings of ``--jobs`` run side by side); the model
+    ``--model`` gives for it, trained before, and 0 minutes."""
+    if system in args.models:
+        return args.models[system], 0.0
     start = time.perf_counter()
     model = TRAIN[system](args, train, work)
     return model, (time.perf_counter() - start) / 60
@@ -459,14 +464,15 @@ COLUMNS = [("treebank", "treebank"), ("system", "system"), ("input", "input"),
 
 
 def write(args, rows: list[dict], splits: dict) -> Path:
-    polyparse = (f"the model {args.polyparse_model}, trained before on the same training "
-                 "split (its train min: 0 here)" if args.polyparse_model else
-                 "its default epochs" if not args.epochs else f"{args.epochs} epochs")
-    budgets = (f"polyparse {polyparse}"
-               f"; UDPipe tokenizer `{args.udpipe_tokenizer or 'defaults'}`, tagger "
-               f"`{args.udpipe_tagger or 'defaults'}`, parser `{args.udpipe_parser or 'defaults'}`"
-               f"; spaCy at most {args.spacy_max_epochs} epochs and {args.spacy_max_steps} "
-               "steps, `model-last`")
+    budgets = {"polyparse": "its default epochs" if not args.epochs else f"{args.epochs} epochs",
+               "udpipe": f"tokenizer `{args.udpipe_tokenizer or 'defaults'}`, tagger "
+                         f"`{args.udpipe_tagger or 'defaults'}`, parser "
+                         f"`{args.udpipe_parser or 'defaults'}`",
+               "spacy": f"at most {args.spacy_max_epochs} epochs and {args.spacy_max_steps} "
+                        "steps, `model-last`"}
+    budgets.update({system: f"the model {path}, trained before on the same training split "
+                            "(its train min: 0 here)" for system, path in args.models.items()})
+    budgets = "; ".join(f"{NAMES[system]} {how}" for system, how in budgets.items())
     notes = ("Each system trained on the same file (" + "; ".join(
         f"{name}: {how}" for name, how in splits.items()) + f"), budgets: {budgets}. "
         "Held-out raw text rebuilt from `# text` (blank line between paragraphs, wrapped at "
@@ -486,6 +492,24 @@ def write(args, rows: list[dict], splits: dict) -> Path:
                        rows, COLUMNS, notes, meta={"splits": splits})
 
 
+def given_models(ap, given: list[str], treebanks: list[str]) -> dict[str, Path]:
+    """The models of ``--model SYSTEM=PATH``, by system; a usage error for an unknown
+    system, a system named twice, a path that does not exist, or more than one treebank."""
+    models = {}
+    for item in given:
+        system, _, path = item.partition("=")
+        if system not in SYSTEMS or not path:
+            ap.error(f"--model {item}: SYSTEM=PATH, SYSTEM one of {', '.join(SYSTEMS)}")
+        if system in models:
+            ap.error(f"--model {item}: a second model for {system}")
+        if not Path(path).exists():
+            ap.error(f"--model {item}: {path} does not exist")
+        models[system] = Path(path)
+    if models and len(treebanks) != 1:
+        ap.error("--model: the models of one treebank, so --treebanks names one")
+    return models
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = arguments(__name__)
     ap.add_argument("--treebanks", nargs="+", default=list(TREEBANKS), metavar="NAME",
@@ -499,9 +523,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="the first N held-out sentences (default all)")
     ap.add_argument("--epochs", type=int, default=None, metavar="N",
                     help="polyparse train --epochs N (default: polyparse's own)")
-    ap.add_argument("--polyparse-model", type=Path, default=None, metavar="PATH",
-                    help="a polyparse model already trained on the treebank's training "
-                         "split (one treebank only), instead of training one")
+    ap.add_argument("--model", action="append", default=[], metavar="SYSTEM=PATH",
+                    help="a model of SYSTEM already trained on the treebank's training split "
+                         "(one treebank only), instead of training one; repeatable")
     ap.add_argument("--udpipe-tokenizer", default="", metavar="OPTS",
                     help="UDPipe's tokenizer options, e.g. 'epochs=10' (default: UDPipe's)")
     ap.add_argument("--udpipe-tagger", default="", metavar="OPTS",
@@ -521,9 +545,7 @@ def main(argv: list[str] | None = None) -> None:
     warm_up_argument(ap)
     args = ap.parse_args(argv)
     require_treebanks(ap, args.ud, args.treebanks)
-    if args.polyparse_model is not None and (len(args.treebanks) != 1
-                                             or not args.polyparse_model.is_file()):
-        ap.error("--polyparse-model: an existing model file, and one treebank")
+    args.models = given_models(ap, args.model, args.treebanks)
     for option in ("max_train", "max_dev", "epochs", "spacy_max_epochs", "spacy_max_steps",
                    "jobs"):
         value = getattr(args, option)
