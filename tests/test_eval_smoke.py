@@ -46,6 +46,19 @@ def test_run_of_an_unknown_benchmark_is_a_usage_error():
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("given, said", [
+    (["--model", "stanza=m.npz"], "SYSTEM=PATH, SYSTEM one of polyparse, udpipe, spacy"),
+    (["--model", "udpipe=no/such/model"], "no/such/model does not exist"),
+    (["--model", "udpipe=README.md", "--model", "udpipe=README.md"], "a second model for udpipe"),
+    (["--model", "udpipe=README.md", "--treebanks", "sample", "sample"], "--treebanks names one"),
+    (["--jobs", "0"], "--jobs must be at least 1, not 0")])
+def test_peers_option_errors_are_usage_errors_before_any_training(given, said):
+    done = subprocess.run([sys.executable, "-m", "eval", "run", "peers", "--treebanks",
+                           "sample", *given], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr and "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_no_benchmark_imports_tests_or_private_names(name):
     tree = ast.parse((EVAL / f"{name}.py").read_text(encoding="utf-8"))
