@@ -51,9 +51,6 @@ def train(cls: type, train: Sequence[Sentence], config: TrainConfig,
     elif client is not None:
         raise ValueError("training on a Dask cluster is by parameter mixing: give the "
                          "number of shards (config.mixing)")
-    if config.tagger is not None and not 2 <= config.jackknife <= len(train):
-        raise ValueError(f"jackknifing needs between 2 and {len(train)} folds (the number "
-                         f"of training sentences), not {config.jackknife}")
     prepared = training.prepare(train, config, dev, progress=progress)
     parser = cls(prepared.model, config, TrainReport(), tokenizer=prepared.tokenizer,
                  tagger=prepared.tagger, lemmatizer=prepared.lemmatizer)

@@ -21,7 +21,9 @@ from polyparse.corpora._hashing import hash_strings
 from polyparse.corpora.word_clusters import KEY_SEED
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.corpora.sentence import ROOT, Sentence
+from polyparse.parser.config import TaggerConfig, TrainConfig
 from polyparse.parser.text import Tagger, TaggerOptions, jackknife, with_tags
+from polyparse.parser.training import prepare
 from polyparse.parser.text import _tagger_kernels as K
 
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
@@ -575,6 +577,8 @@ def test_jackknife_tags_every_sentence_from_other_folds_only():
         assert t.upos[2:] == ("DET", "NOUN")
     with pytest.raises(ValueError):
         jackknife(sentences, k=1)
+    with pytest.raises(ValueError, match="between 2 and 12 folds"):     # before any fitting
+        prepare(sentences, TrainConfig(tagger=TaggerConfig(), jackknife=13))
 
 
 def test_bad_parameters_are_rejected(sample):
