@@ -42,18 +42,23 @@ class Recipe:
     tagger_feats:
         :attr:`~parser.text.TaggerOptions.feats`: one FEATS layer (``"whole"``) or one
         per feature name (``"split"``).
+    tagger_endings:
+        :attr:`~parser.text.TaggerOptions.endings`: the tagger's (and lemmatizer's)
+        features of a word's ending after its stem, and its suffixes of 7-9 characters.
     """
 
     order: str = PartsConfig.order
     morphology: bool = FeatureConfig.morphology
     tagger_feats: str = TaggerOptions.feats
+    tagger_endings: bool = TaggerOptions.endings
 
     def describe(self) -> str:
         """The settings that differ from the plain defaults, as options: ``--order 2``."""
         changed = [f"--order {self.order}" if self.order != PLAIN.order else "",
                    "--morphology" if self.morphology != PLAIN.morphology else "",
                    f"tagger FEATS {self.tagger_feats}"
-                   if self.tagger_feats != PLAIN.tagger_feats else ""]
+                   if self.tagger_feats != PLAIN.tagger_feats else "",
+                   "tagger endings" if self.tagger_endings != PLAIN.tagger_endings else ""]
         return ", ".join(text for text in changed if text) or "the plain defaults"
 
 
@@ -80,17 +85,21 @@ FAMILIES: dict[str, Family] = {
     # Order 2: UAS +1.32 on sl_ssj (eval/results/defaults.md) at 0.11x the speed. FEATS
     # per feature name lowered sl_ssj's FEATS (78.38 against 79.17,
     # eval/results/frozen/tagger.md): one layer kept; morphology features unmeasured.
+    # Tagger endings: UPOS +0.52, XPOS +1.00, FEATS +0.80 on sl_ssj's held-out tenth
+    # (eval/results/tagger_endings.md).
     "Slavic": Family(frozenset({"sl", "cs", "sk", "pl", "ru", "uk", "be", "bg", "mk", "hr",
                                 "sr", "hsb", "orv", "cu", "csb", "qpm"}),
-                     Recipe(order="2")),
+                     Recipe(order="2", tagger_endings=True)),
     # Order 2: UAS +0.93 on tr_imst (eval/results/defaults.md) at 0.05x the speed.
     # Morphology features (XPOS|FEATS): order-2 UAS 70.02 against 68.45, LAS 62.99
     # against 60.58, on gold tags (eval/results/frozen/orders_tr_imst_morphology.md
     # against orders_tr_imst_lambda1e-2.md). FEATS per feature name: tagger FEATS 80.89
     # against 80.32, all tags right 77.65 against 76.69, UPOS unchanged
-    # (eval/results/frozen/tagger.md).
+    # (eval/results/frozen/tagger.md). Tagger endings: UPOS +1.37, XPOS +1.28, FEATS
+    # +2.15 on tr_imst dev (eval/results/tagger_endings.md).
     "Turkic": Family(frozenset({"tr", "az", "kk", "ky", "tt", "ug", "uz", "sah", "ota"}),
-                     Recipe(order="2", morphology=True, tagger_feats="split")),
+                     Recipe(order="2", morphology=True, tagger_feats="split",
+                            tagger_endings=True)),
 }
 """The language families whose recipe the benchmarks measured, by name."""
 

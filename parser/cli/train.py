@@ -286,7 +286,8 @@ def train_config(args, recipe: Recipe = PLAIN):
             pruner=PrunerConfig(**given(max_heads=args.max_heads),
                                 labeled=args.labeled_pruner),
             tagger=None if args.no_tagger else TaggerConfig(**given(
-                epochs=args.tagger_epochs), feats=recipe.tagger_feats),
+                epochs=args.tagger_epochs), feats=recipe.tagger_feats,
+                endings=recipe.tagger_endings),
             word_clusters=args.word_clusters,
             jackknife=args.jackknife, ud_rules=not args.no_ud_rules,
             mixing=None if args.shards is None else MixingConfig(args.shards))

@@ -30,6 +30,9 @@ FORM, LOWER, SUFFIX1, SHORT_SHAPE, FLAGS = 0, 1, 6, 13, 14
 N_TYPE_HASHES = 15
 CLASS_SEED = N_TYPE_HASHES  # template seed of ambiguity-class strings
 CLUSTER_SEED = CLASS_SEED + 1  # template seed of the words of a word-cluster table
+STEM_SEED = CLUSTER_SEED + 4  # template seed of the lemmas of the stem table (after the
+# lemmatizer's three tag seeds, lemmatizer.TAG_SEEDS)
+ENDING_SEED = STEM_SEED + 1  # first template seed of tagger.N_ENDING_FEATURES ending features
 N_CONTEXT_FEATURES = 26
 N_PAIR_FEATURES = 4
 N_FEATURES = 1 + N_TYPE_HASHES + N_CONTEXT_FEATURES + N_PAIR_FEATURES
@@ -215,6 +218,17 @@ def cluster_features(sent_ptr, features, paths, lengths):
                                                          NEIGHBOUR_PREFIX)
             out[i, first + j] = combine(np.uint64(seed + j), before, _ZERO)
             out[i, first + j + 1] = combine(np.uint64(seed + j + 1), after, _ZERO)
+    return out
+
+
+@numba.njit(cache=True)
+def word_features(features, atoms):
+    """``features`` (``uint64 (N, F)``, its last ``N_PAIR_FEATURES`` columns pair
+    features) with the columns of ``atoms`` (``uint64 (N, E)``: hashes of each word's
+    own feature strings, each column under its own seed) inserted before the pair
+    features."""
+    out, first = _insert_before_pairs(features, atoms.shape[1])
+    out[:, first:first + atoms.shape[1]] = atoms
     return out
 
 
