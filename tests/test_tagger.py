@@ -12,6 +12,7 @@ import itertools
 import json
 import os
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -352,6 +353,15 @@ def test_cluster_features_match_twin():
     assert got.tolist() == cluster_features_twin(sent_ptr, features, paths, lengths)
 
 
+def test_word_features_insert_their_columns_before_the_pair_features():
+    rng = np.random.default_rng(4)
+    features = rng.integers(0, 2**64, size=(6, K.N_FEATURES), dtype=np.uint64)
+    atoms = rng.integers(0, 2**64, size=(6, 3), dtype=np.uint64)
+    emit = K.N_FEATURES - K.N_PAIR_FEATURES
+    assert K.word_features(features, atoms).tolist() == np.hstack(
+        [features[:, :emit], atoms, features[:, emit:]]).tolist()
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4])
 def test_viterbi_matches_brute_force_and_twin(n):
     rng = np.random.default_rng(n)
@@ -584,7 +594,7 @@ def test_jackknife_tags_every_sentence_from_other_folds_only():
 def test_bad_parameters_are_rejected(sample):
     for params in ({"xpos": "both"}, {"feats": "none"}, {"hash_bits": 0},
                    {"max_candidates": -1}, {"margin": -1.0}, {"margin": float("nan")},
-                   {"margin": "60"}):
+                   {"margin": "60"}, {"endings": "yes"}):
         with pytest.raises(ValueError):
             Tagger(TaggerOptions(**params)).fit(sample[0][:5])
     with pytest.raises(ValueError):
@@ -643,3 +653,78 @@ def test_models_saved_before_clusters_still_load(sample, sample_tagger):
     loaded = Tagger.from_arrays(meta, old)
     assert loaded.cluster_table_.keys.shape == (0,)
     assert loaded.predict(sample[1]) == sample_tagger.predict(sample[1])
+
+
+# ---------------------------------------------------------------------------------------
+# Ending features.
+
+def lemma_sentence(words: list[tuple[str, str, str]]) -> Sentence:
+    """A sentence from ``(form, lemma, upos)`` tuples (XPOS the UPOS, no FEATS)."""
+    sentence = make_sentence([(form, upos, upos, "_") for form, _, upos in words])
+    return replace(sentence, lemmas=(ROOT, *(lemma for _, lemma, _ in words)))
+
+
+def test_ending_atoms_split_a_word_after_the_longest_training_lemma_it_starts_with():
+    train = [lemma_sentence([("mav", "mav", "NOUN"), ("mavi", "mavi", "ADJ"),
+                             ("masa", "masa", "NOUN"), ("masalar", "masa", "NOUN")])]
+    tagger = Tagger(TaggerOptions(endings=True)).fit(train, epochs=1)
+    words = ["maviye", "Maviye", "mavide", "masaye", "mavun", "mavi", "ma", "xyzzy",
+             "abcdefgh", "zbcdefgh"]
+    atoms = dict(zip(words, tagger._ending_atoms(words).tolist()))
+    stem, ending = 0, 3              # the stem lemma's UPOS set; the ending
+    assert atoms["maviye"] == atoms["Maviye"]                          # lowercased
+    assert atoms["maviye"][stem] == atoms["mavide"][stem] != atoms["masaye"][stem]
+    # "maviye" is "mavi" + "ye" (the longest lemma), not "mav" + "iye"
+    assert atoms["maviye"][ending] == atoms["masaye"][ending] != atoms["mavide"][ending]
+    # "mavi" is a lemma but no proper prefix of itself: its stem is "mav", a NOUN as "masa"
+    assert atoms["mavi"][stem] == atoms["mavun"][stem] == atoms["masaye"][stem]
+    # no stem (none found, or a word too short for one): the same constants
+    assert atoms["xyzzy"][:4] == atoms["abcdefgh"][:4] == atoms["ma"][:4]
+    assert atoms["xyzzy"][stem] != atoms["mavun"][stem]
+    # suffixes of 7, 8 and 9 letters: two words that share the 7 last but not the 8 last
+    assert atoms["abcdefgh"][4] == atoms["zbcdefgh"][4]
+    assert atoms["abcdefgh"][5] != atoms["zbcdefgh"][5]
+
+
+def ending_corpus(stems: list[str], upos: str, inflected: int) -> tuple[list, list]:
+    """Training sentences with each of ``stems`` bare (its own lemma) and the first
+    ``inflected`` of them also with the ending ``lerinden``; and test sentences with the
+    other stems inflected (forms never seen)."""
+    bare = [lemma_sentence([("bu", "bu", "DET"), (w, w, upos)]) for w in stems]
+    def inflect(w):
+        return lemma_sentence([("bu", "bu", "DET"), (w + "lerinden", w, upos)])
+    return (bare + [inflect(w) for w in stems[:inflected]],
+            [inflect(w) for w in stems[inflected:]])
+
+
+def test_endings_tag_unseen_forms_of_seen_lemmas_by_their_stem():
+    # Every stem starts with "abcd" and every inflected form ends in "lerinden": prefixes
+    # up to 4 and suffixes up to 6 letters cannot tell an ADJ's form from a NOUN's; only
+    # the stem, a training lemma with its UPOS, can.
+    rng = np.random.default_rng(0)
+    def stems(n):
+        return ["abcd" + "".join(rng.choice(list("ghkmpstvz"), size=4)) for _ in range(n)]
+    adj_train, adj_test = ending_corpus(stems(30), "ADJ", 20)
+    noun_train, noun_test = ending_corpus(stems(30), "NOUN", 20)
+    train, test = adj_train + noun_train, adj_test + noun_test
+    with_endings = Tagger(TaggerOptions(hash_bits=14, endings=True)).fit(train, epochs=5)
+    without = Tagger(TaggerOptions(hash_bits=14)).fit(train, epochs=5)
+    assert accuracy(test, with_endings.predict(test))[0] == 1.0
+    assert accuracy(test, without.predict(test))[0] < 0.8
+
+
+def test_save_load_keeps_the_endings_and_older_models_load_without_them(sample,
+                                                                          sample_tagger):
+    train, dev = sample
+    tagger = Tagger(TaggerOptions(hash_bits=12, endings=True)).fit(train, epochs=2)
+    loaded = Tagger.from_arrays(*through_model_file(*tagger.to_arrays()))
+    assert loaded.options.endings and loaded.stem_keys_.shape[0] > 0
+    assert loaded.predict(dev) == tagger.predict(dev)
+    assert Tagger(TaggerOptions(hash_bits=12)).fit(train, epochs=2).predict(dev) != \
+        tagger.predict(dev)
+    meta, arrays = sample_tagger.to_arrays()
+    old = {name: value for name, value in arrays.items() if not name.startswith("stem")}
+    meta = dict(meta, params={k: v for k, v in meta["params"].items() if k != "endings"})
+    loaded = Tagger.from_arrays(meta, old)
+    assert not loaded.options.endings and loaded.stem_keys_.shape == (0,)
+    assert loaded.predict(dev) == sample_tagger.predict(dev)

@@ -137,10 +137,12 @@ def config_of(*argv: str):
 
 def test_a_treebank_trains_with_its_familys_recipe():
     turkish = config_of("--treebank", "UD_Turkish-IMST")
-    assert (turkish.order, turkish.features.morphology, turkish.tagger.feats) == \
-        ("2", True, "split")
-    assert config_of("--treebank", "UD_English-EWT").order == "2"
-    assert config_of("--treebank", "UD_Slovenian-SSJ").order == "2"
+    assert (turkish.order, turkish.features.morphology, turkish.tagger.feats,
+            turkish.tagger.endings) == ("2", True, "split", True)
+    english = config_of("--treebank", "UD_English-EWT")
+    assert (english.order, english.tagger.endings) == ("2", False)
+    slovenian = config_of("--treebank", "UD_Slovenian-SSJ")
+    assert (slovenian.order, slovenian.tagger.endings) == ("2", True)
 
 
 def test_a_language_code_trains_a_file_with_its_familys_recipe():

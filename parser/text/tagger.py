@@ -33,6 +33,13 @@ clusters, +0.18 UPOS and +0.28 XPOS (mean of 2 seeds); of the 44 UPOS errors few
 (seed 0), 21 are on words seen 10 times or more in training, 19 on rarer ones and 4 on
 unseen ones. The table of the clusters is stored in the model.
 
+With ``endings`` (:class:`TaggerOptions`; the Slavic and Turkic recipes), every layer
+also sees a word's *ending*: the rest of the word after the longest training lemma it
+starts with, its *stem*, with the set of UPOS of that lemma, and the word's suffixes of 7
+to 9 characters (:meth:`Tagger._ending_atoms`). In agglutinative and fusional languages
+most words of new text are unseen forms of seen lemmas (tr_imst dev: 31.7% of its words
+unseen); there a stem and an ending say what a word's letters alone do not.
+
 References
 ----------
 - M. Collins. Discriminative training methods for hidden Markov models: theory and
@@ -53,6 +60,8 @@ References
 - T. Koo, X. Carreras, M. Collins. Simple semi-supervised dependency parsing. ACL 2008.
 - J. Turian, L. Ratinov, Y. Bengio. Word representations: a simple and general method
   for semi-supervised learning. ACL 2010.
+- J. Strakova, M. Straka, J. Hajic. Open-source tools for morphology, lemmatization, POS
+  tagging and named entity recognition. ACL 2014 (MorphoDiTa's suffix guesser).
 """
 
 from __future__ import annotations
