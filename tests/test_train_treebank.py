@@ -142,7 +142,7 @@ def test_a_treebank_trains_with_its_familys_recipe():
     english = config_of("--treebank", "UD_English-EWT")
     assert (english.order, english.tagger.endings) == ("2", False)
     slovenian = config_of("--treebank", "UD_Slovenian-SSJ")
-    assert (slovenian.order, slovenian.tagger.endings) == ("2", True)
+    assert (slovenian.order, slovenian.tagger.endings) == ("2", False)
 
 
 def test_a_language_code_trains_a_file_with_its_familys_recipe():
