@@ -562,7 +562,9 @@ def main(argv: list[str] | None = None) -> None:
         train, held, how = split(folder(args.ud, name), work, args.max_dev, args.max_train)
         splits[name] = how
         args.treebank, args.lang = name, language(name)
-        print(f"peers: {name}: training {', '.join(systems)}, {args.jobs} at a time",
+        training = [s for s in systems if s not in args.models]
+        print(f"peers: {name}: training {', '.join(training) or 'none'}, {args.jobs} at a "
+              f"time; models given: {', '.join(args.models) or 'none'}",
               file=sys.stderr, flush=True)
         models = train_all(systems, args, train, work)
         for system in systems:
