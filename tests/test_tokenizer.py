@@ -20,7 +20,7 @@ from polyparse.corpora.alignment import (F1, Segmentation, SurfaceToken, Word, a
                                          evaluate_segmentation, sentence_tokens, span_f1)
 from polyparse.corpora.conllu_io import read_conllu
 from polyparse.corpora.sentence import Sentence
-from polyparse.corpora.plain_text import raw_text
+from polyparse.corpora.plain_text import raw_text, sentence_text
 from polyparse.parser.text.multiword import MultiwordLexicon, word_classes
 from polyparse.parser.text.tokenizer import (Tokenizer, TokenizerOptions, _encode, _gaps,
                                             _tie_symbols)
@@ -444,3 +444,9 @@ def test_english_ewt_sample():
     system = Segmentation.from_sentences(tokenizer.to_sentences(raw_text(dev)))
     scores = evaluate_segmentation(Segmentation.from_sentences(dev), system)
     assert scores.tokens.f1 > 0.97 and scores.words.f1 > 0.96 and scores.sentences.f1 > 0.7
+    # A sentence given alone, as `parse --text` gives it, ends in its own period token (8
+    # of these 219 were glued, "men.", when the end of the text looked unlike training's)
+    alone = [s for s in dev if len(s.forms) > 2 and sentence_tokens(s)[-1].form == "."]
+    assert len(alone) > 200
+    last = [tokenizer.tokenize(sentence_text(s))[-1][-1].form for s in alone]
+    assert last.count(".") == len(alone)
