@@ -251,12 +251,9 @@ class Tagger:
             for form, upos in zip(s.forms[1:], s.upos[1:]):
                 lower_counts[form.lower()] += 1
                 lower_tags.setdefault(form.lower(), set()).add(upos)
-        frequent = [w for w, c in lower_counts.items() if c >= self.options.dict_min_count]
-        keys = string_hashes(frequent, K.LOWER)
-        order = np.argsort(keys)
-        self.class_keys_ = keys[order]
-        self.class_values_ = string_hashes(["|".join(sorted(lower_tags[w])) for w in frequent],
-                                   K.CLASS_SEED)[order]
+        self.class_keys_, self.class_values_ = _class_table(
+            {w: lower_tags[w] for w, c in lower_counts.items()
+             if c >= self.options.dict_min_count}, K.LOWER)
         self.cluster_table_ = ClusterTable.of(self.clusters or {})
         self.stem_keys_, self.stem_classes_ = (_stem_table(sentences) if self.options.endings
                                                else (np.zeros(0, np.uint64),) * 2)
@@ -607,10 +604,18 @@ def _stem_table(sentences: Sequence[Sentence]) -> tuple[np.ndarray, np.ndarray]:
         for lemma, upos in zip(s.lemmas[1:], s.upos[1:]):
             if lemma != ABSENT:
                 tags.setdefault(lemma.lower(), set()).add(upos)
-    lemmas = list(tags)
-    keys = string_hashes(lemmas, K.STEM_SEED)
+    return _class_table(tags, K.STEM_SEED)
+
+
+def _class_table(tags: Mapping[str, set[str]], key_seed: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """``(keys, classes)``: the sorted hashes (under ``key_seed``) of the words of
+    ``tags`` and the hash of each one's set of tags, its ambiguity class (for
+    :func:`~corpora._hashing.sorted_lookup`)."""
+    words = list(tags)
+    keys = string_hashes(words, key_seed)
     order = np.argsort(keys)
-    classes = string_hashes(["|".join(sorted(tags[w])) for w in lemmas], K.CLASS_SEED)
+    classes = string_hashes(["|".join(sorted(tags[w])) for w in words], K.CLASS_SEED)
     return keys[order], classes[order]
 
 
