@@ -51,7 +51,7 @@ def run(args, name: str, clusters: str | None) -> list[dict]:
     train, held_out, how = split(args.ud, name, require_tree=False)
     train = train[:args.max_train]
     table = read_word_clusters(clusters) if clusters else None
-    feats = recipe_for(language(name))[1].tagger_feats
+    feats = recipe_for(language(name))[1].tagger.feats
     known = {form for s in train for form in s.forms[1:]}
     rows = []
     for endings in (False, True):

@@ -18,7 +18,7 @@ against 95.41, ``eval/results/frozen/tagger.md``), and the parser +0.16 to +0.56
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from polyparse.decoders.higher_order import PartsConfig
 from polyparse.features.extractor import FeatureConfig
@@ -39,26 +39,23 @@ class Recipe:
         :attr:`~decoders.higher_order.PartsConfig.order` (``--order``).
     morphology:
         :attr:`~features.extractor.FeatureConfig.morphology` (``--morphology``).
-    tagger_feats:
-        :attr:`~parser.text.TaggerOptions.feats`: one FEATS layer (``"whole"``) or one
-        per feature name (``"split"``).
-    tagger_endings:
-        :attr:`~parser.text.TaggerOptions.endings`: the tagger's (and lemmatizer's)
-        features of a word's ending after its stem, and its suffixes of 7-9 characters.
+    tagger:
+        The tagger's :class:`~parser.text.TaggerOptions` (its FEATS layers, its ending
+        features, ...): a new tagger option is set here and nowhere else.
     """
 
     order: str = PartsConfig.order
     morphology: bool = FeatureConfig.morphology
-    tagger_feats: str = TaggerOptions.feats
-    tagger_endings: bool = TaggerOptions.endings
+    tagger: TaggerOptions = TaggerOptions()
 
     def describe(self) -> str:
-        """The settings that differ from the plain defaults, as options: ``--order 2``."""
+        """The settings that differ from the plain defaults, as options and tagger
+        options: ``--order 2, tagger feats=split``."""
         changed = [f"--order {self.order}" if self.order != PLAIN.order else "",
                    "--morphology" if self.morphology != PLAIN.morphology else "",
-                   f"tagger FEATS {self.tagger_feats}"
-                   if self.tagger_feats != PLAIN.tagger_feats else "",
-                   "tagger endings" if self.tagger_endings != PLAIN.tagger_endings else ""]
+                   *(f"tagger {f.name}={getattr(self.tagger, f.name)}"
+                     for f in fields(TaggerOptions)
+                     if getattr(self.tagger, f.name) != getattr(PLAIN.tagger, f.name))]
         return ", ".join(text for text in changed if text) or "the plain defaults"
 
 
@@ -99,8 +96,8 @@ FAMILIES: dict[str, Family] = {
     # +2.13, lemmas +0.29 on tr_imst dev (eval/results/tagger_endings.md; on the other six
     # treebanks UPOS -0.88 to +0.62, lemmas -2.72 to +0.05: in no other recipe).
     "Turkic": Family(frozenset({"tr", "az", "kk", "ky", "tt", "ug", "uz", "sah", "ota"}),
-                     Recipe(order="2", morphology=True, tagger_feats="split",
-                            tagger_endings=True)),
+                     Recipe(order="2", morphology=True,
+                            tagger=TaggerOptions(feats="split", endings=True))),
 }
 """The language families whose recipe the benchmarks measured, by name."""
 

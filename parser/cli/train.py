@@ -7,6 +7,7 @@ import argparse
 import logging
 import sys
 import time
+from dataclasses import asdict
 
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.decoders import DECODERS
@@ -285,9 +286,8 @@ def train_config(args, recipe: Recipe = PLAIN):
             parts=parts,
             pruner=PrunerConfig(**given(max_heads=args.max_heads),
                                 labeled=args.labeled_pruner),
-            tagger=None if args.no_tagger else TaggerConfig(**given(
-                epochs=args.tagger_epochs), feats=recipe.tagger_feats,
-                endings=recipe.tagger_endings),
+            tagger=None if args.no_tagger else TaggerConfig(
+                **asdict(recipe.tagger), **given(epochs=args.tagger_epochs)),
             word_clusters=args.word_clusters,
             jackknife=args.jackknife, ud_rules=not args.no_ud_rules,
             mixing=None if args.shards is None else MixingConfig(args.shards))
