@@ -120,6 +120,15 @@ def group_features_twin(sent_ptr, features, groups) -> list[list[int]]:
     return out
 
 
+def own_group_features_twin(features, groups, columns) -> list[list[int]]:
+    out = []
+    for i, row in enumerate(features.tolist()):
+        u = fmix64(int(groups[i]) + 1)
+        added = [combine(K.OWN_SEED + j, u, row[c]) for j, c in enumerate(columns.tolist())]
+        out.append(row[:N_EMIT] + added + row[N_EMIT:])
+    return out
+
+
 def cluster_features_twin(sent_ptr, features, paths, lengths) -> list[list[int]]:
     no_cluster = 0x5851F42D4C957F2D
     seed = K.N_FEATURES + K.N_GROUP_FEATURES
@@ -339,6 +348,17 @@ def test_group_features_match_twin():
         got = K.group_features(sent_ptr, features, groups)
     assert got.shape == (9, K.N_FEATURES + K.N_GROUP_FEATURES)
     assert got.tolist() == group_features_twin(sent_ptr, features, groups)
+
+
+def test_own_group_features_match_twin():
+    rng = np.random.default_rng(5)
+    features = rng.integers(0, 2**64, size=(7, K.N_FEATURES), dtype=np.uint64)
+    groups = rng.integers(0, 4, size=7)
+    columns = np.array([2, 7, 11, 3], dtype=np.int64)
+    with np.errstate(over="ignore"):
+        got = K.own_group_features(features, groups, columns)
+    assert got.shape == (7, K.N_FEATURES + 4)
+    assert got.tolist() == own_group_features_twin(features, groups, columns)
 
 
 def test_cluster_features_match_twin():
@@ -594,7 +614,7 @@ def test_jackknife_tags_every_sentence_from_other_folds_only():
 def test_bad_parameters_are_rejected(sample):
     for params in ({"xpos": "both"}, {"feats": "none"}, {"hash_bits": 0},
                    {"max_candidates": -1}, {"margin": -1.0}, {"margin": float("nan")},
-                   {"margin": "60"}, {"endings": "yes"}):
+                   {"margin": "60"}, {"endings": "yes"}, {"own_upos": 1}):
         with pytest.raises(ValueError):
             Tagger(TaggerOptions(**params)).fit(sample[0][:5])
     with pytest.raises(ValueError):
@@ -711,6 +731,38 @@ def test_endings_tag_unseen_forms_of_seen_lemmas_by_their_stem():
     without = Tagger(TaggerOptions(hash_bits=14)).fit(train, epochs=5)
     assert accuracy(test, with_endings.predict(test))[0] == 1.0
     assert accuracy(test, without.predict(test))[0] < 0.8
+
+
+def test_own_upos_lets_feats_depend_on_the_part_of_speech_with_the_suffix():
+    # One-word sentences of unseen words: the first letters say the UPOS ("ka" a NOUN,
+    # "ze" an ADJ), the last two the case, but the other way round for the two: an XOR
+    # that no sum of prefix and suffix features decides, and the UPOS and the suffix
+    # conjoined do.
+    rng = np.random.default_rng(0)
+    case = {("NOUN", "xa"): "Case=Loc", ("NOUN", "yb"): "Case=Abl",
+            ("ADJ", "xa"): "Case=Abl", ("ADJ", "yb"): "Case=Loc"}
+
+    def word(upos, suffix):
+        middle = "".join(rng.choice(list("ghkmpstvz"), size=5))
+        form = ("ka" if upos == "NOUN" else "ze") + middle + suffix
+        return make_sentence([(form, upos, upos, case[upos, suffix])])
+
+    train = [word(*key) for key in case for _ in range(60)]
+    test = [word(*key) for key in case for _ in range(25)]
+    scores = {own: accuracy(test, Tagger(TaggerOptions(hash_bits=14, own_upos=own))
+                            .fit(train, epochs=5).predict(test))
+              for own in (False, True)}
+    assert scores[True][0] == scores[False][0] == 1.0                  # UPOS
+    assert scores[True][2] == 1.0 and scores[False][2] < 0.8            # FEATS
+
+
+def test_models_saved_before_own_upos_load_without_it(sample):
+    train, dev = sample
+    tagger = Tagger(TaggerOptions(hash_bits=12, own_upos=False)).fit(train, epochs=2)
+    meta, arrays = tagger.to_arrays()
+    meta = dict(meta, params={k: v for k, v in meta["params"].items() if k != "own_upos"})
+    loaded = Tagger.from_arrays(meta, arrays)
+    assert not loaded.options.own_upos and loaded.predict(dev) == tagger.predict(dev)
 
 
 def test_save_load_keeps_the_endings_and_older_models_load_without_them(sample,

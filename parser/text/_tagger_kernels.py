@@ -44,6 +44,8 @@ CLUSTER_PREFIXES = (4, 6, 10, 14, 64)
 NEIGHBOUR_PREFIX = 6
 N_CLUSTER_FEATURES = len(CLUSTER_PREFIXES) + 2
 """Columns that :func:`cluster_features` adds when the tagger has word clusters."""
+OWN_SEED = N_FEATURES + N_GROUP_FEATURES + N_CLUSTER_FEATURES
+"""First template seed of the columns of :func:`own_group_features`."""
 _ZERO = np.uint64(0)
 _NO_CLUSTER = np.uint64(0x5851F42D4C957F2D)
 
@@ -260,6 +262,21 @@ def group_features(sent_ptr, features, groups):
             for j in range(len(atoms)):
                 out[i, first + j] = combine(np.uint64(N_FEATURES + j), atoms[j][0],
                                             atoms[j][1])
+    return out
+
+
+@numba.njit(cache=True)
+def own_group_features(features, groups, columns):
+    """``features`` (``uint64 (N, F)``, its last ``N_PAIR_FEATURES`` columns pair
+    features) with ``columns.shape[0]`` columns inserted before the pair features: column
+    ``j`` is ``combine(OWN_SEED + j, fmix64(u + 1), features[:, columns[j]])``, the word's
+    own first-layer tag ``u`` (``groups``, ``int64 (N,)``) conjoined with its feature
+    ``columns[j]``."""
+    out, first = _insert_before_pairs(features, columns.shape[0])
+    for i in range(groups.shape[0]):
+        u = fmix64(np.uint64(groups[i] + 1))
+        for j in range(columns.shape[0]):
+            out[i, first + j] = combine(np.uint64(OWN_SEED + j), u, features[i, columns[j]])
     return out
 
 
