@@ -1,16 +1,17 @@
-"""Issue 43 item 3: the tagger's ending features (``TaggerOptions.endings``), with and
-without, on every treebank.
+"""Issue 43 item 3: one of the tagger's on-off options (``--option``: ``endings``, the
+features of a word's ending after its stem, or ``own_upos``, the word's UPOS conjoined
+with its suffixes in the later layers), off and on, on every treebank.
 
 One command::
 
-    python -m eval run tagger_endings [--treebanks ...] [--max-train N] [--epochs 8]
-                                      [--no-clusters] [--out tagger_endings]
+    python -m eval run tagger_options --option NAME [--treebanks ...] [--max-train N]
+                                      [--epochs 8] [--no-clusters] [--out tagger_NAME]
 
 For each treebank (train -> dev, or the last fifth of train held out where there is no
 dev split: :func:`eval._common.split`), fits the tagger of the treebank's recipe
-(``parser/recipes.py``: its FEATS layers; spaCy's word clusters where the language has
-them, unless ``--no-clusters``) twice, without and with the ending features, all else
-equal (seed 0), and tags the held-out sentences (gold tokens). With each tagger, a
+(``parser/recipes.py``: its :class:`~parser.text.TaggerOptions`; spaCy's word clusters
+where the language has them, unless ``--no-clusters``) twice, with the option off and
+on, all else equal (seed 0), and tags the held-out sentences (gold tokens). With each tagger, a
 lemmatizer is fitted on the training sentences with their gold tags and lemmatizes the
 held-out ones with the predicted tags (the lemmatizer scores rules on the tagger's
 features, the ending features among them when the tagger has them). Reports UPOS, XPOS
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import asdict, fields, replace
 
 from ._common import (arguments, require_treebanks, single_thread, split, treebanks_argument,
                       word_clusters, write_table)
@@ -40,50 +42,67 @@ from .tagger_bench import accuracy as tag_accuracy  # noqa: E402
 TREEBANKS = ("da_ddt", "en_ewt", "en_gum", "nl_alpino", "sl_ssj", "sv_talbanken", "tr_imst")
 SCORES = ("upos", "xpos", "feats", "all", "lemmas")
 
-SMOKE = ["--treebanks", "sample", "--max-train", "40", "--epochs", "1", "--no-clusters"]
+SMOKE = ["--option", "own_upos", "--treebanks", "sample", "--max-train", "40", "--epochs", "1",
+         "--no-clusters"]
 """The smoke run: one epoch on 40 sentences of the sample."""
 
-logger = logging.getLogger("tagger_endings")
+OPTIONS = tuple(f.name for f in fields(TaggerOptions) if f.type in (bool, "bool"))
+"""The tagger's on-off options."""
+
+logger = logging.getLogger("tagger_options")
 
 
 def run(args, name: str, clusters: str | None) -> list[dict]:
-    """The rows of treebank ``name``: its recipe's tagger without and with endings."""
+    """The rows of treebank ``name``: its recipe's tagger with ``args.option`` off and
+    on."""
     train, held_out, how = split(args.ud, name, require_tree=False)
     train = train[:args.max_train]
     table = read_word_clusters(clusters) if clusters else None
-    feats = recipe_for(language(name))[1].tagger.feats
+    recipe = recipe_for(language(name))[1].tagger
     known = {form for s in train for form in s.forms[1:]}
     rows = []
-    for endings in (False, True):
+    for on in (False, True):
         start = time.process_time()
-        tagger = Tagger(TaggerOptions(feats=feats, endings=endings), clusters=table).fit(
+        tagger = Tagger(replace(recipe, **{args.option: on}), clusters=table).fit(
             train, epochs=args.epochs, seed=0)
         fit_seconds = time.process_time() - start
         tagged = tagger.tag(held_out)
         lemmatizer = Lemmatizer().fit(train, tagger, epochs=args.epochs, seed=0)
         tags = tag_accuracy(held_out, [(s.upos, s.xpos, s.feats) for s in tagged], known)
         lemmas = lemma_accuracy(held_out, lemmatizer.predict(tagged, tagger), known)
-        rows.append({"treebank": name, "split": how, "layers": feats,
-                     "clusters": "spaCy" if clusters else "-",
-                     "endings": "with" if endings else "without",
+        rows.append({"treebank": name, "split": how,
+                     "recipe": ", ".join(f"{k}={v}" for k, v in asdict(recipe).items()
+                                         if k != args.option and v != getattr(TaggerOptions(), k))
+                     or "-", "clusters": "spaCy" if clusters else "-",
+                     "option": "on" if on else "off",
                      **{key: tags[key] for key in SCORES[:4]}, "lemmas": lemmas["all"],
                      "unseen_upos": tags["unseen_upos"], "unseen_share": tags["unseen_share"],
                      "fit_seconds": fit_seconds})
-        logger.info("%s endings=%s: %s", name, endings, rows[-1])
+        logger.info("%s %s=%s: %s", name, args.option, on, rows[-1])
     rows[1]["gain"] = " / ".join(f"{rows[1][key] - rows[0][key]:+.2f}" for key in SCORES)
     return rows
 
 
-COLUMNS = [("treebank", "treebank"), ("split", "split"), ("layers", "FEATS layers"),
-           ("clusters", "clusters"), ("endings", "endings"), ("upos", "UPOS"),
+COLUMNS = [("treebank", "treebank"), ("split", "split"), ("recipe", "recipe tagger"),
+           ("clusters", "clusters"), ("option", "option"), ("upos", "UPOS"),
            ("xpos", "XPOS"), ("feats", "FEATS"), ("all", "all"), ("lemmas", "lemmas"),
            ("unseen_upos", "unseen UPOS"), ("unseen_share", "unseen %"),
            ("fit_seconds", "fit (s)"), ("gain", "gain UPOS / XPOS / FEATS / all / lemmas")]
+EXPLAINED = {"endings": "the ending features (`TaggerOptions.endings`: the word's ending "
+                        "after the longest training lemma it starts with, and its suffixes "
+                        "of 7-9 characters)",
+             "own_upos": "the word's own UPOS in the layers after the first, conjoined "
+                         "with its form, suffixes and ending features "
+                         "(`TaggerOptions.own_upos`)"}
+"""What each option is, for the table's notes."""
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = arguments(__name__)
-    parser.add_argument("--out", default="tagger_endings", help="result name under --results")
+    parser.add_argument("--option", required=True, choices=OPTIONS,
+                        help="the TaggerOptions field turned off and on")
+    parser.add_argument("--out", default=None,
+                        help="result name under --results (default tagger_OPTION)")
     treebanks_argument(parser, TREEBANKS)
     parser.add_argument("--max-train", type=int, default=None, metavar="N",
                         help="the first N training sentences (default all)")
@@ -91,21 +110,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="tagger and lemmatizer epochs (default 8, the tagger's)")
     parser.add_argument("--no-clusters", action="store_true", help="no word clusters")
     args = parser.parse_args(argv)
+    args.out = args.out or f"tagger_{args.option}"
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     require_treebanks(parser, args.ud, args.treebanks)
     rows = [row for name in args.treebanks
             for row in run(args, name, None if args.no_clusters else word_clusters(name))]
     notes = ("Accuracy (%) on held-out sentences with gold tokens. The tagger of each "
-             "treebank's recipe (its FEATS layers; spaCy's word clusters where the language "
-             "has them), without and with the ending features (`TaggerOptions.endings`: "
-             "the word's ending after the longest training lemma it starts with, and its "
-             "suffixes of 7-9 characters), all else equal, seed 0. FEATS compared as sets of "
+             "treebank's recipe (*recipe tagger*: its options other than the plain defaults; "
+             "spaCy's word clusters where the language has them), with "
+             + EXPLAINED.get(args.option, f"`TaggerOptions.{args.option}`")
+             + " off and on, all else equal, seed 0. FEATS compared as sets of "
              "`Name=Value` pairs; *all*: UPOS, XPOS and FEATS right; *lemmas*: a "
              "lemmatizer fitted on the gold tags of the training sentences, given the "
              "predicted tags (a gold `_` counts as right); *unseen UPOS*: UPOS on words not "
              "in the training data (*unseen %* of the held-out words); fit: CPU seconds of "
-             "`Tagger.fit`; *gain*: with minus without.")
-    table = write_table(args, args.out, "Tagger ending features (issue 43, item 3)", rows,
-                        COLUMNS, notes)
+             "`Tagger.fit`; *gain*: on minus off.")
+    table = write_table(args, args.out, f"Tagger option {args.option} (issue 43, item 3)",
+                        rows, COLUMNS, notes)
     print(table.read_text())
     return 0
