@@ -3,6 +3,7 @@ segmentation scores (corpora/alignment.py)."""
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import io
 import itertools
@@ -289,6 +290,20 @@ def test_word_classes_feed_the_context_model():
         assert words == (("it", "s") if upos == "DET" else ("its",))
     loaded = MultiwordLexicon.from_json(json.loads(json.dumps(lexicon.to_json())))
     assert loaded.word_classes == lexicon.word_classes
+
+
+def test_symbols_never_at_a_token_edge_in_training_are_split_off_at_chunk_edges(tokenizer):
+    # the synthetic treebank has "!", "?" and "," only as tokens of their own, "." also
+    # last in "Dr.", "U.S." and inside "3.5", never first
+    assert tokenizer.leading_ == {"!", "?", ",", "."} and tokenizer.trailing_ == {"!", "?", ","}
+    glued = copy.copy(tokenizer)                   # a boundary model that splits nothing
+    glued.char_weights_ = np.full_like(tokenizer.char_weights_, -1.0)
+    forms = [t.form for s in glued.tokenize("!yes no? a!b ?! !! x:y .5 Dr.") for t in s]
+    assert forms == ["!", "yes", "no", "?", "a!b", "?", "!", "!!", "x:y", ".", "5", "Dr."]
+    data, arrays = tokenizer.to_json()
+    old = Tokenizer.from_json({k: v for k, v in data.items() if k not in ("leading", "trailing")},
+                              arrays)                 # saved before the edge symbols
+    assert old.leading_ == old.trailing_ == frozenset()
 
 
 def test_urls_and_addresses_stay_whole_and_symbols_split_on_both_sides_or_neither():

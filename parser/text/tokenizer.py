@@ -15,7 +15,12 @@ the treebank's range lines. Here the classifiers are two averaged perceptrons (C
    chunk's left and right parts (so "do|n't", "Dr.", "U.S.", "3.5" and "end|." are
    learned as the treebank writes them). A symbol between two letters or digits
    ("Israeli-Palestinian", "and/or") is split off on both sides or on neither, by the
-   sum of the two gaps' scores.
+   sum of the two gaps' scores. A symbol that starts a chunk and that the treebank
+   writes as a token of its own but never first in a longer token
+   (:attr:`Tokenizer.leading_`) is split off, whatever the scores, and so is one that
+   ends a chunk and is never last in a longer token (:attr:`Tokenizer.trailing_`): a
+   context the treebank never shows, as the dash of a line of dialogue in "-Nereden"
+   (Turkish IMST) or a bracket after a period, is no reason to glue them.
 2. *Sentence boundaries.* After every token, from the two tokens before and the two after:
    their forms, shapes, a learned list of abbreviations (tokens ending in a period that
    the treebank keeps whole, as in Punkt: Kiss and Strunk, 2006, *Unsupervised
@@ -39,6 +44,7 @@ paragraph or document.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 
@@ -62,6 +68,9 @@ VERSION = 1
 NO_SPACE, SPACE, PARAGRAPH = 0, 1, 2
 PARAGRAPH_BREAK = "\n\n"
 """What separates two paragraphs of the training text (a blank line)."""
+MIN_ALONE = 20
+"""Tokens of a symbol alone that it takes to be one of :attr:`Tokenizer.leading_` or
+:attr:`Tokenizer.trailing_`."""
 
 _WEIGHTS = ("char_weights", "token_weights")     # fitted arrays, without their "_"
 @dataclass(frozen=True)
@@ -160,6 +169,11 @@ class Tokenizer:
     ----------
     char_weights_, token_weights_:
         ``float32`` weights of the token-boundary and sentence-boundary perceptrons.
+    leading_, trailing_:
+        Characters other than letters and digits that the training data writes as
+        tokens of their own (or runs of themselves: "...") at least :data:`MIN_ALONE`
+        times and never as the first (``leading_``) or last (``trailing_``) character of
+        a longer token (:func:`_edge_symbols`).
     abbreviations_:
         Lowercased training tokens that end in a period and contain a letter, e.g.
         "dr.", "e.g.", "u.s.".
@@ -203,6 +217,7 @@ class Tokenizer:
                                                context_bits=options.context_bits,
                                                epochs=options.epochs, seed=self.seed,
                                                word_classes=word_classes(sentences))
+        self.leading_, self.trailing_ = _edge_symbols(tokens)
         self.abbreviations_ = frozenset(
             t.form.lower() for t in tokens
             if len(t.form) > 1 and t.form.endswith(".") and any(c.isalpha() for c in t.form))
@@ -271,6 +286,7 @@ class Tokenizer:
                 kernels.char_features(chars, classes, gaps, self.options.char_bits),
                 self.char_weights_)
             split[gaps[_tie_symbols(classes, gaps, scores) > 0]] = True
+            split[gaps[self._edge_gaps(chars, classes, gaps)]] = True
         chars, classes = chars[:len(text)], classes[:len(text)]
         solid = classes != kernels.WHITESPACE
         before = np.concatenate(([False], solid[:-1]))
@@ -302,6 +318,19 @@ class Tokenizer:
                                   max_words):
                 yield tokens[lo:hi]
             first = k + 1
+
+    def _edge_gaps(self, chars: np.ndarray, classes: np.ndarray, gaps: np.ndarray
+                   ) -> np.ndarray:
+        """Which ``gaps`` come right after a symbol of :attr:`leading_` that starts a
+        chunk, or right before one of :attr:`trailing_` that ends a chunk, with another
+        character on their other side."""
+        solid = classes != kernels.WHITESPACE
+        lead = np.isin(chars[gaps - 1], [ord(c) for c in self.leading_])
+        trail = np.isin(chars[gaps], [ord(c) for c in self.trailing_])
+        chunk_start = (gaps == 1) | ~solid[np.maximum(gaps - 2, 0)]
+        chunk_end = (gaps + 1 == len(chars)) | ~solid[np.minimum(gaps + 1, len(chars) - 1)]
+        return (((lead & chunk_start) | (trail & chunk_end))
+                & (chars[gaps - 1] != chars[gaps]))
 
     def to_sentences(self, text: str, *, id_prefix: str = "",
                      max_words: int | None = MAX_SENTENCE_WORDS) -> list[Sentence]:
@@ -399,6 +428,7 @@ class Tokenizer:
         """
         data = {"format": FORMAT, "version": VERSION, "params": self._params(),
                 "abbreviations": sorted(self.abbreviations_),
+                "leading": sorted(self.leading_), "trailing": sorted(self.trailing_),
                 "multiword": self.multiword_.to_json(), "scripts": self.scripts_}
         arrays = {}
         for name in _WEIGHTS:
@@ -416,6 +446,9 @@ class Tokenizer:
         seed = params.pop("seed", 0)
         tokenizer = cls(TokenizerOptions(**params), seed=seed)
         tokenizer.abbreviations_ = frozenset(data["abbreviations"])
+        # tokenizers saved before the edge symbols were learned have none
+        tokenizer.leading_ = frozenset(data.get("leading", ()))
+        tokenizer.trailing_ = frozenset(data.get("trailing", ()))
         tokenizer.multiword_ = MultiwordLexicon.from_json(data["multiword"])
         tokenizer.scripts_ = data.get("scripts")
         bits_of = (tokenizer.options.char_bits, tokenizer.options.token_bits)
@@ -428,6 +461,25 @@ class Tokenizer:
             weights[index] = value
             setattr(tokenizer, name + "_", weights)
         return tokenizer
+
+
+def _edge_symbols(tokens: Sequence[SurfaceToken]) -> tuple[frozenset[str], frozenset[str]]:
+    """``(leading, trailing)``: the characters other than letters and digits that
+    ``tokens`` hold at least :data:`MIN_ALONE` times as a token made of nothing else, and
+    never first (``leading``) or never last (``trailing``) in a token with other
+    characters."""
+    alone: Counter[str] = Counter()
+    first: set[str] = set()
+    last: set[str] = set()
+    for token in tokens:
+        form = token.form
+        if len(set(form)) == 1:
+            alone[form[0]] += 1
+        else:
+            first.add(form[0])
+            last.add(form[-1])
+    symbols = {c for c, n in alone.items() if n >= MIN_ALONE and not c.isalnum()}
+    return frozenset(symbols - first), frozenset(symbols - last)
 
 
 def _encode(text: str) -> tuple[np.ndarray, np.ndarray]:
