@@ -129,6 +129,22 @@ def own_group_features_twin(features, groups, columns) -> list[list[int]]:
     return out
 
 
+def unseen_bundles_twin(ids, groups, bundle_ptr, bundle_tags) -> list[bool]:
+    return [tuple(row) not in {tuple(b) for b in
+                               bundle_tags[bundle_ptr[g]:bundle_ptr[g + 1]].tolist()}
+            for row, g in zip(ids.tolist(), groups.tolist())]
+
+
+def best_bundles_twin(scores, groups, bundle_ptr, bundle_tags) -> list[int]:
+    out = []
+    for i, g in enumerate(groups.tolist()):
+        rows = range(bundle_ptr[g], bundle_ptr[g + 1])
+        totals = [sum(scores[i, l, bundle_tags[b, l]] for l in range(scores.shape[1]))
+                  for b in rows]
+        out.append(rows[int(np.argmax(totals))] if totals else -1)
+    return out
+
+
 def cluster_features_twin(sent_ptr, features, paths, lengths) -> list[list[int]]:
     no_cluster = 0x5851F42D4C957F2D
     seed = K.N_FEATURES + K.N_GROUP_FEATURES
@@ -359,6 +375,21 @@ def test_own_group_features_match_twin():
         got = K.own_group_features(features, groups, columns)
     assert got.shape == (7, K.N_FEATURES + 4)
     assert got.tolist() == own_group_features_twin(features, groups, columns)
+
+
+def test_bundle_kernels_match_twins():
+    rng = np.random.default_rng(6)
+    bundle_ptr = np.array([0, 3, 3, 7], dtype=np.int64)      # group 1 has no bundles
+    bundle_tags = rng.integers(0, 3, size=(7, 4))
+    groups = rng.integers(0, 3, size=40)
+    ids = np.where(rng.random((40, 1)) < 0.5,                 # half of them seen bundles
+                   bundle_tags[rng.integers(0, 7, size=40)], rng.integers(0, 3, size=(40, 4)))
+    got = K.unseen_bundles(ids, groups, bundle_ptr, bundle_tags)
+    assert got.tolist() == unseen_bundles_twin(ids, groups, bundle_ptr, bundle_tags)
+    assert 0 < got.sum() < 40
+    scores = rng.normal(size=(40, 4, 3))
+    assert K.best_bundles(scores, groups, bundle_ptr, bundle_tags).tolist() == \
+        best_bundles_twin(scores, groups, bundle_ptr, bundle_tags)
 
 
 def test_cluster_features_match_twin():
@@ -614,7 +645,8 @@ def test_jackknife_tags_every_sentence_from_other_folds_only():
 def test_bad_parameters_are_rejected(sample):
     for params in ({"xpos": "both"}, {"feats": "none"}, {"hash_bits": 0},
                    {"max_candidates": -1}, {"margin": -1.0}, {"margin": float("nan")},
-                   {"margin": "60"}, {"endings": "yes"}, {"own_upos": 1}):
+                   {"margin": "60"}, {"endings": "yes"}, {"own_upos": 1},
+                   {"bundles": None}):
         with pytest.raises(ValueError):
             Tagger(TaggerOptions(**params)).fit(sample[0][:5])
     with pytest.raises(ValueError):
@@ -754,6 +786,29 @@ def test_own_upos_lets_feats_depend_on_the_part_of_speech_with_the_suffix():
               for own in (False, True)}
     assert scores[True][0] == scores[False][0] == 1.0                  # UPOS
     assert scores[True][2] == 1.0 and scores[False][2] < 0.8            # FEATS
+
+
+def test_split_feats_give_only_bundles_seen_with_the_upos(sample):
+    train, dev = sample
+    seen = {(u, f) for s in train for u, f in zip(s.upos[1:], s.feats[1:])}
+
+    def unseen(tagger: Tagger) -> int:
+        return sum((u, f) not in seen for upos, _, feats in tagger.predict(dev)
+                   for u, f in zip(upos[1:], feats[1:]))
+
+    free = Tagger(TaggerOptions(hash_bits=12, feats="split", bundles=False)).fit(train,
+                                                                                 epochs=2)
+    bound = Tagger(TaggerOptions(hash_bits=12, feats="split")).fit(train, epochs=2)
+    assert unseen(free) > 10 and unseen(bound) == 0
+    # the layers are the same: only the words of unseen bundles change
+    assert [p[:2] for p in bound.predict(dev)] == [p[:2] for p in free.predict(dev)]
+    loaded = Tagger.from_arrays(*through_model_file(*bound.to_arrays()))
+    assert loaded.predict(dev) == bound.predict(dev)
+    meta, arrays = bound.to_arrays()                 # a model saved before the bundles
+    meta = dict(meta, params={k: v for k, v in meta["params"].items() if k != "bundles"})
+    old = Tagger.from_arrays(meta, {k: v for k, v in arrays.items()
+                                    if not k.startswith("bundle")})
+    assert not old.options.bundles and old.predict(dev) == free.predict(dev)
 
 
 def test_models_saved_before_own_upos_load_without_it(sample):

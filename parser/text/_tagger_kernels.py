@@ -281,6 +281,47 @@ def own_group_features(features, groups, columns):
 
 
 @numba.njit(cache=True)
+def unseen_bundles(ids, groups, bundle_ptr, bundle_tags):
+    """``bool (N,)``: whether the tags ``ids[i]`` (``int64 (N, L)``, one per FEATS layer)
+    of word ``i`` are none of the bundles ``bundle_tags[bundle_ptr[g]:bundle_ptr[g + 1]]``
+    (``int64 (n_bundles, L)``) seen in training with its first-layer tag
+    ``g = groups[i]``."""
+    out = np.ones(ids.shape[0], dtype=np.bool_)
+    for i in range(ids.shape[0]):
+        g = groups[i]
+        for b in range(bundle_ptr[g], bundle_ptr[g + 1]):
+            same = True
+            for l in range(ids.shape[1]):
+                if bundle_tags[b, l] != ids[i, l]:
+                    same = False
+                    break
+            if same:
+                out[i] = False
+                break
+    return out
+
+
+@numba.njit(cache=True)
+def best_bundles(scores, groups, bundle_ptr, bundle_tags):
+    """``int64 (n,)``: for each word ``i``, the row ``b`` of ``bundle_tags`` among those of
+    its first-layer tag ``groups[i]`` with the highest ``sum_l scores[i, l,
+    bundle_tags[b, l]]`` (``scores`` ``(n, L, T)``: the emission score of each tag of
+    each FEATS layer; the first of equals), or -1 for a group without bundles."""
+    out = np.full(scores.shape[0], -1, dtype=np.int64)
+    for i in range(scores.shape[0]):
+        g = groups[i]
+        best = -np.inf
+        for b in range(bundle_ptr[g], bundle_ptr[g + 1]):
+            total = 0.0
+            for l in range(scores.shape[1]):
+                total += scores[i, l, bundle_tags[b, l]]
+            if total > best:
+                best = total
+                out[i] = b
+    return out
+
+
+@numba.njit(cache=True)
 def _pair_row(h, prev_tag, mask):
     """Weight row of pair feature ``h`` (a word hash) conjoined with the previous tag."""
     return fmix64(h + np.uint64(prev_tag + 1) * GOLDEN) & mask
