@@ -1,6 +1,7 @@
 """Issue 43 item 3: one of the tagger's on-off options (``--option``: ``endings``, the
-features of a word's ending after its stem, or ``own_upos``, the word's UPOS conjoined
-with its suffixes in the later layers), off and on, on every treebank.
+features of a word's ending after its stem; ``own_upos``, the word's UPOS conjoined
+with its suffixes in the later layers; ``bundles``, per-feature FEATS layers held to
+the treebank's combinations), off and on, on every treebank.
 
 One command::
 
@@ -93,7 +94,10 @@ EXPLAINED = {"endings": "the ending features (`TaggerOptions.endings`: the word'
                         "of 7-9 characters)",
              "own_upos": "the word's own UPOS in the layers after the first, conjoined "
                          "with its form, suffixes and ending features "
-                         "(`TaggerOptions.own_upos`)"}
+                         "(`TaggerOptions.own_upos`)",
+             "bundles": "the per-feature FEATS layers held to the combinations of values "
+                        "seen in training with the word's UPOS (`TaggerOptions.bundles`; "
+                        "no effect with one FEATS layer)"}
 """What each option is, for the table's notes."""
 
 
