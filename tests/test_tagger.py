@@ -788,20 +788,23 @@ def test_own_upos_lets_feats_depend_on_the_part_of_speech_with_the_suffix():
     assert scores[True][2] == 1.0 and scores[False][2] < 0.8            # FEATS
 
 
-def test_split_feats_give_only_bundles_seen_with_the_upos(sample):
+@pytest.mark.parametrize("feats", ["whole", "split"])
+def test_xpos_and_feats_come_only_in_combinations_seen_with_the_upos(sample, feats):
     train, dev = sample
-    seen = {(u, f) for s in train for u, f in zip(s.upos[1:], s.feats[1:])}
+    seen = {(u, x, f) for s in train for u, x, f in zip(s.upos[1:], s.xpos[1:], s.feats[1:])}
 
     def unseen(tagger: Tagger) -> int:
-        return sum((u, f) not in seen for upos, _, feats in tagger.predict(dev)
-                   for u, f in zip(upos[1:], feats[1:]))
+        return sum(tags not in seen for upos, xpos, fts in tagger.predict(dev)
+                   for tags in zip(upos[1:], xpos[1:], fts[1:]))
 
-    free = Tagger(TaggerOptions(hash_bits=12, feats="split", bundles=False)).fit(train,
-                                                                                 epochs=2)
-    bound = Tagger(TaggerOptions(hash_bits=12, feats="split")).fit(train, epochs=2)
+    free = Tagger(TaggerOptions(hash_bits=12, feats=feats, bundles=False)).fit(train,
+                                                                               epochs=2)
+    bound = Tagger(TaggerOptions(hash_bits=12, feats=feats)).fit(train, epochs=2)
     assert unseen(free) > 10 and unseen(bound) == 0
-    # the layers are the same: only the words of unseen bundles change
-    assert [p[:2] for p in bound.predict(dev)] == [p[:2] for p in free.predict(dev)]
+    # the layers are the same: UPOS does not change, and only words of unseen bundles do
+    changed = [(f, b) for fp, bp in zip(free.predict(dev), bound.predict(dev))
+               for f, b in list(zip(zip(*fp), zip(*bp)))[1:] if f != b]
+    assert changed and all(f[0] == b[0] and f not in seen for f, b in changed)
     loaded = Tagger.from_arrays(*through_model_file(*bound.to_arrays()))
     assert loaded.predict(dev) == bound.predict(dev)
     meta, arrays = bound.to_arrays()                 # a model saved before the bundles

@@ -27,7 +27,9 @@ tagging; :func:`parser.text._tagger_kernels.group_features`) and, with ``own_upo
 (:class:`TaggerOptions`), on the word's own first-layer tag conjoined with its
 form, suffixes and ending: the factored model's morphological features then depend on
 the word's part of speech as its letters do (UDPipe 1's tagger, whose guesser proposes
-whole UPOS+FEATS analyses by suffix, gets the same from its joint tags).
+whole UPOS+FEATS analyses by suffix, gets the same from its joint tags). With ``bundles``
+(:class:`TaggerOptions`), a word whose XPOS and FEATS come out as a combination never
+seen in training with its UPOS takes the seen one its layers score highest.
 
 Given Brown word clusters from unlabelled text (:mod:`corpora.word_clusters`), every
 layer also sees the prefixes of the cluster bit strings of the word and of its
@@ -175,10 +177,10 @@ class TaggerOptions:
         and another of those of a verb. All tags right +0.5 to +2.1 on five treebanks,
         +0.02 on the two English ones (``eval/results/tagger_own_upos.md``).
     bundles:
-        With ``feats="split"``, a word whose FEATS layers give a combination of values
-        never seen in training with its UPOS gets instead the combination seen with it
-        whose summed emission scores are highest (:meth:`Tagger._seen_bundles`). With
-        ``feats="whole"`` every tag is such a combination already.
+        A word whose XPOS and FEATS layers give a combination of tags never seen in
+        training with its UPOS gets instead the combination seen with it whose summed
+        emission scores are highest (:meth:`Tagger._seen_bundles`): UDPipe 1 tags whole
+        UPOS+XPOS+FEATS strings and never writes an unseen one.
     """
 
     xpos: str = "separate"
@@ -232,8 +234,9 @@ class Tagger:
         UPOS each had in training.
     bundle_ptr_, bundle_tags_:
         ``int64``: the rows ``bundle_tags_[bundle_ptr_[g]:bundle_ptr_[g + 1]]`` are the
-        combinations of FEATS-layer tags (one column per layer) seen in training with
-        first-layer tag ``g`` (empty unless ``feats="split"`` and ``options.bundles``).
+        combinations of the tags of the layers after the first (XPOS and FEATS, one
+        column per layer) seen in training with first-layer tag ``g`` (empty unless
+        ``options.bundles``).
     stem_keys_, stem_classes_:
         ``uint64``: sorted hashes of the lowercased lemmas of the training data, and the
         hash of the set of UPOS each had (empty unless ``options.endings``).
@@ -290,7 +293,7 @@ class Tagger:
         self.layers_ = []
         groups = np.full(features.shape[0], -1, dtype=np.int64)
         n_groups = 0
-        feats_gold = []
+        later_gold = []
         for name in self._layer_names(sentences):
             per_sentence = [_layer_tags(s, name) for s in sentences]
             tags = tuple(sorted({t for seq in per_sentence for t in seq}))
@@ -322,13 +325,13 @@ class Tagger:
                 trans=_averaged(trans, trans_sum, step),
                 dict_ptr=dict_ptr, dict_tags=dict_tags, group_ptr=group_ptr,
                 group_tags=group_tags))
-            if name.startswith("feats:"):
-                feats_gold.append(gold)
-            if n_groups == 0:
+            if n_groups:
+                later_gold.append(gold)
+            else:
                 groups, n_groups = gold, len(tags)
                 features = self._with_groups(sent_ptr, features, groups)
         self.bundle_ptr_, self.bundle_tags_ = _bundle_table(
-            groups, np.stack(feats_gold, axis=1) if feats_gold and self.options.bundles
+            groups, np.stack(later_gold, axis=1) if later_gold and self.options.bundles
             else np.zeros((0, 0), dtype=np.int64), n_groups)
         self.history_ = errors.tolist()
         log.info("tagger: %d layers on %d words; training errors per epoch %s",
@@ -447,12 +450,9 @@ class Tagger:
             if j == 0:
                 groups = decoded[0]
                 features = self._with_groups(sent_ptr, features, groups)
-        split = [j for j, layer in enumerate(self.layers_) if layer.name.startswith("feats:")]
-        if split and self.bundle_ptr_.size:
-            seen = self._seen_bundles(features, groups, np.stack([decoded[j] for j in split],
-                                                                 axis=1))
-            for l, j in enumerate(split):
-                decoded[j] = seen[:, l]
+        if self.bundle_ptr_.size:
+            decoded[1:] = self._seen_bundles(features, groups,
+                                             np.stack(decoded[1:], axis=1)).T
         columns = {layer.name: [layer.tags[i] for i in ids.tolist()]
                    for layer, ids in zip(self.layers_, decoded)}
         upos, xpos = _upos_xpos(columns)
@@ -462,18 +462,21 @@ class Tagger:
 
     def _seen_bundles(self, features: np.ndarray, groups: np.ndarray, ids: np.ndarray
                       ) -> np.ndarray:
-        """``ids`` (``int64 (N, L)``: the tags of the ``L`` FEATS layers of each word) with
-        every row that is no combination seen in training with the word's first-layer tag
-        (``groups``) replaced by the seen one whose emission scores, summed over the
-        layers, are highest (:func:`K.best_bundles`): the MAP combination of the factored
-        layers' emissions over the bundles of the treebank, where their independent
-        Viterbi decisions left it (on tr_imst dev 348 words of 10,000, all but 3 of them
-        wrong)."""
+        """``ids`` (``int64 (N, L)``: the tags of the ``L`` layers after the first, XPOS
+        and FEATS, of each word) with every row that is no combination seen in training
+        with the word's first-layer tag (``groups``) replaced by the seen one whose
+        emission scores, summed over the layers, are highest (:func:`K.best_bundles`):
+        the MAP combination of the layers' emissions over the bundles of the treebank,
+        where their independent Viterbi decisions left it (on tr_imst dev 348 words of
+        10,000 with per-feature layers, all but 3 of them wrong). Words whose
+        combination was seen keep it: choosing every word's combination by its emissions
+        alone, without the layers' transitions and tag dictionaries, lost 5 to 9 points
+        of all tags right on sl_ssj, nl_alpino, tr_imst and sv_talbanken."""
         unseen = np.flatnonzero(K.unseen_bundles(ids, groups, self.bundle_ptr_,
                                                  self.bundle_tags_))
         if not unseen.size:
             return ids
-        layers = [layer for layer in self.layers_ if layer.name.startswith("feats:")]
+        layers = self.layers_[1:]
         n_emit = features.shape[1] - K.N_PAIR_FEATURES
         scores = np.full((unseen.size, len(layers), max(len(layer.tags) for layer in layers)),
                          -np.inf)
