@@ -1,7 +1,8 @@
-"""Issue 43 item 3: one of the tagger's on-off options (``--option``: ``endings``, the
-features of a word's ending after its stem; ``own_upos``, the word's UPOS conjoined
-with its suffixes in the later layers; ``bundles``, per-feature FEATS layers held to
-the treebank's combinations), off and on, on every treebank.
+"""Issue 43 item 3: one of the tagger's options (``--option``: ``endings``, the features
+of a word's ending after its stem; ``own_upos``, the word's UPOS conjoined with its
+suffixes in the later layers; ``bundles``, XPOS and FEATS held to the treebank's
+combinations; ``feats``, one FEATS layer or one per feature), off and on or at each of
+its values, on every treebank.
 
 One command::
 
@@ -36,6 +37,7 @@ single_thread()   # one core, as the figures are stated
 from polyparse.corpora.word_clusters import read_word_clusters  # noqa: E402
 from polyparse.parser.recipes import language, recipe_for  # noqa: E402
 from polyparse.parser.text import Lemmatizer, Tagger, TaggerOptions  # noqa: E402
+from polyparse.parser.text.tagger import CHOICES  # noqa: E402
 
 from .lemmatizer_bench import accuracy as lemma_accuracy  # noqa: E402
 from .tagger_bench import accuracy as tag_accuracy  # noqa: E402
@@ -47,8 +49,10 @@ SMOKE = ["--option", "own_upos", "--treebanks", "sample", "--max-train", "40", "
          "--no-clusters"]
 """The smoke run: one epoch on 40 sentences of the sample."""
 
-OPTIONS = tuple(f.name for f in fields(TaggerOptions) if f.type in (bool, "bool"))
-"""The tagger's on-off options."""
+OPTIONS = {**{f.name: (False, True) for f in fields(TaggerOptions) if f.type in (bool, "bool")},
+           **CHOICES}
+"""The tagger's on-off options and those that choose a layout of its layers, with the
+values compared."""
 
 logger = logging.getLogger("tagger_options")
 
@@ -62,9 +66,9 @@ def run(args, name: str, clusters: str | None) -> list[dict]:
     recipe = recipe_for(language(name))[1].tagger
     known = {form for s in train for form in s.forms[1:]}
     rows = []
-    for on in (False, True):
+    for value in OPTIONS[args.option]:
         start = time.process_time()
-        tagger = Tagger(replace(recipe, **{args.option: on}), clusters=table).fit(
+        tagger = Tagger(replace(recipe, **{args.option: value}), clusters=table).fit(
             train, epochs=args.epochs, seed=0)
         fit_seconds = time.process_time() - start
         tagged = tagger.tag(held_out)
@@ -75,11 +79,11 @@ def run(args, name: str, clusters: str | None) -> list[dict]:
                      "recipe": ", ".join(f"{k}={v}" for k, v in asdict(recipe).items()
                                          if k != args.option and v != getattr(TaggerOptions(), k))
                      or "-", "clusters": "spaCy" if clusters else "-",
-                     "option": "on" if on else "off",
+                     "option": {False: "off", True: "on"}.get(value, value),
                      **{key: tags[key] for key in SCORES[:4]}, "lemmas": lemmas["all"],
                      "unseen_upos": tags["unseen_upos"], "unseen_share": tags["unseen_share"],
                      "fit_seconds": fit_seconds})
-        logger.info("%s %s=%s: %s", name, args.option, on, rows[-1])
+        logger.info("%s %s=%s: %s", name, args.option, value, rows[-1])
     rows[1]["gain"] = " / ".join(f"{rows[1][key] - rows[0][key]:+.2f}" for key in SCORES)
     return rows
 
@@ -97,14 +101,17 @@ EXPLAINED = {"endings": "the ending features (`TaggerOptions.endings`: the word'
                          "(`TaggerOptions.own_upos`)",
              "bundles": "the per-feature FEATS layers held to the combinations of values "
                         "seen in training with the word's UPOS (`TaggerOptions.bundles`; "
-                        "no effect with one FEATS layer)"}
+                        "no effect with one FEATS layer)",
+             "feats": "one FEATS layer (`whole`) and one layer per feature name (`split`)",
+             "xpos": "UPOS and XPOS as two layers (`separate`) and one (`joint`)"}
 """What each option is, for the table's notes."""
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = arguments(__name__)
-    parser.add_argument("--option", required=True, choices=OPTIONS,
-                        help="the TaggerOptions field turned off and on")
+    parser.add_argument("--option", required=True, choices=list(OPTIONS),
+                        help="the TaggerOptions field turned off and on, or set to each of "
+                             "its choices")
     parser.add_argument("--out", default=None,
                         help="result name under --results (default tagger_OPTION)")
     treebanks_argument(parser, TREEBANKS)
@@ -123,12 +130,13 @@ def main(argv: list[str] | None = None) -> int:
              "treebank's recipe (*recipe tagger*: its options other than the plain defaults; "
              "spaCy's word clusters where the language has them), with "
              + EXPLAINED.get(args.option, f"`TaggerOptions.{args.option}`")
-             + " off and on, all else equal, seed 0. FEATS compared as sets of "
+             + (" off and on" if OPTIONS[args.option] == (False, True) else "")
+             + ", all else equal, seed 0. FEATS compared as sets of "
              "`Name=Value` pairs; *all*: UPOS, XPOS and FEATS right; *lemmas*: a "
              "lemmatizer fitted on the gold tags of the training sentences, given the "
              "predicted tags (a gold `_` counts as right); *unseen UPOS*: UPOS on words not "
              "in the training data (*unseen %* of the held-out words); fit: CPU seconds of "
-             "`Tagger.fit`; *gain*: on minus off.")
+             "`Tagger.fit`; *gain*: the second row minus the first.")
     table = write_table(args, args.out, f"Tagger option {args.option} (issue 43, item 3)",
                         rows, COLUMNS, notes)
     print(table.read_text())

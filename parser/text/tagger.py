@@ -98,7 +98,8 @@ ABSENT = "_"
 """FEATS of a word without features, and the value of an absent feature in a layer."""
 _JOINT = "\t"  # separates UPOS from XPOS in the tags of the joint layer
 
-_CHOICES = {"xpos": ("separate", "joint"), "feats": ("whole", "split")}
+CHOICES = {"xpos": ("separate", "joint"), "feats": ("whole", "split")}
+"""The values of the :class:`TaggerOptions` that name a layout of the layers."""
 
 
 @dataclass
@@ -195,7 +196,7 @@ class TaggerOptions:
     bundles: bool = True
 
     def __post_init__(self) -> None:
-        for name, allowed in _CHOICES.items():
+        for name, allowed in CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, not {getattr(self, name)!r}")
         for name in ("hash_bits", "max_weights", "dict_min_count", "max_candidates"):
