@@ -63,9 +63,10 @@ def _rehearse(train: list[Sentence], config: TrainConfig,
     (:func:`~parser.training.fit_text_models`), then the parser alone for one epoch
     (the kernels of features, pruner, trainer, decoder and dev parse; one process, as a
     pool's worker cannot start one of its own)."""
-    options = dict(config.trainer_options)
-    if "jobs" in options:
-        options["jobs"] = 1
+    # one process and one epoch: --jobs and --average-from, which the run takes, would
+    # not fit it ("average_from must be an epoch of the run, 1 to 1")
+    options = {**config.trainer_options,
+               **{name: 1 for name in ("jobs", "average_from") if name in config.trainer_options}}
     parser_only = dataclasses.replace(config, epochs=1, trainer_options=options,
                                       tokenizer=None, tagger=None, lemmatizer=None)
     if config.tagger is not None or config.tokenizer is not None:

@@ -25,8 +25,9 @@ def test_rehearsal_once_per_setup_and_the_same_model(tmp_path, small_sample, mon
     train, dev = small_sample
     # stamps in a fresh folder (the kernels themselves still load from the real cache)
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "cache"))
+    # --average-from 2 is an epoch of the run, not of the one-epoch rehearsal
     command = ["train", "--train", str(train), "--dev", str(dev), "--epochs", "2",
-               "--tagger-epochs", "2", "--jackknife", "2"]
+               "--average-from", "2", "--tagger-epochs", "2", "--jackknife", "2"]
 
     def run(name, rehearse):
         monkeypatch.setenv("POLYPARSE_REHEARSE", rehearse)
