@@ -13,13 +13,14 @@ For each treebank (train -> dev, or the last fifth of train held out where there
 dev split: :func:`eval._common.split`), fits the tagger of the treebank's recipe
 (``parser/recipes.py``: its :class:`~parser.text.TaggerOptions`; spaCy's word clusters
 where the language has them, unless ``--no-clusters``) twice, with the option off and
-on, all else equal (seed 0), and tags the held-out sentences (gold tokens). With each tagger, a
+on (or at its two values), all else equal (seed 0), and tags the held-out sentences
+(gold tokens). With each tagger, a
 lemmatizer is fitted on the training sentences with their gold tags and lemmatizes the
 held-out ones with the predicted tags (the lemmatizer scores rules on the tagger's
 features, the ending features among them when the tagger has them). Reports UPOS, XPOS
 and FEATS accuracy (FEATS as sets of ``Name=Value`` pairs), all three right, UPOS on
 words unseen in training, lemma accuracy and the tagger's fitting time, and the
-difference the ending features make. Writes ``OUT.json`` and ``OUT.md`` under
+difference the option makes. Writes ``OUT.json`` and ``OUT.md`` under
 ``--results``.
 """
 
@@ -58,8 +59,8 @@ logger = logging.getLogger("tagger_options")
 
 
 def run(args, name: str, clusters: str | None) -> list[dict]:
-    """The rows of treebank ``name``: its recipe's tagger with ``args.option`` off and
-    on."""
+    """The rows of treebank ``name``: its recipe's tagger at each value of
+    ``args.option``."""
     train, held_out, how = split(args.ud, name, require_tree=False)
     train = train[:args.max_train]
     table = read_word_clusters(clusters) if clusters else None
@@ -99,9 +100,8 @@ EXPLAINED = {"endings": "the ending features (`TaggerOptions.endings`: the word'
              "own_upos": "the word's own UPOS in the layers after the first, conjoined "
                          "with its form, suffixes and ending features "
                          "(`TaggerOptions.own_upos`)",
-             "bundles": "the per-feature FEATS layers held to the combinations of values "
-                        "seen in training with the word's UPOS (`TaggerOptions.bundles`; "
-                        "no effect with one FEATS layer)",
+             "bundles": "XPOS and FEATS held to the combinations seen in training with "
+                        "the word's UPOS (`TaggerOptions.bundles`)",
              "feats": "one FEATS layer (`whole`) and one layer per feature name (`split`)",
              "xpos": "UPOS and XPOS as two layers (`separate`) and one (`joint`)"}
 """What each option is, for the table's notes."""

@@ -331,9 +331,9 @@ class Tagger:
             else:
                 groups, n_groups = gold, len(tags)
                 features = self._with_groups(sent_ptr, features, groups)
-        self.bundle_ptr_, self.bundle_tags_ = _bundle_table(
-            groups, np.stack(later_gold, axis=1) if later_gold and self.options.bundles
-            else np.zeros((0, 0), dtype=np.int64), n_groups)
+        self.bundle_ptr_, self.bundle_tags_ = (
+            _csr(groups, np.stack(later_gold, axis=1), n_groups) if self.options.bundles
+            else (np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.int64)))
         self.history_ = errors.tolist()
         log.info("tagger: %d layers on %d words; training errors per epoch %s",
                  len(self.layers_), features.shape[0], self.history_)
@@ -384,15 +384,14 @@ class Tagger:
         its suffixes of 1 to 6 characters and its ending features
         (:func:`K.own_group_features`)."""
         n_emit = features.shape[1] - K.N_PAIR_FEATURES
-        columns = [1 + K.LOWER] + [1 + K.SUFFIX1 + k for k in range(6)]
-        if self.options.endings:        # _encode puts them last before the pair features
-            columns += list(range(n_emit - N_ENDING_FEATURES, n_emit))
         with np.errstate(over="ignore"):
-            features = K.group_features(sent_ptr, features, groups)
-            if self.options.own_upos:
-                features = K.own_group_features(features, groups,
-                                                np.array(columns, dtype=np.int64))
-        return features
+            grouped = K.group_features(sent_ptr, features, groups)
+            if not self.options.own_upos:
+                return grouped
+            columns = [1 + K.LOWER] + [1 + K.SUFFIX1 + k for k in range(6)]
+            if self.options.endings:    # _encode puts them last before the pair features
+                columns += list(range(n_emit - N_ENDING_FEATURES, n_emit))
+            return K.own_group_features(grouped, groups, np.array(columns, dtype=np.int64))
 
     def _ending_atoms(self, types: Sequence[str]) -> np.ndarray:
         """``uint64 (len(types), N_ENDING_FEATURES)``: the ending features of each word
@@ -702,23 +701,13 @@ def _class_table(tags: Mapping[str, set[str]], key_seed: int
     return keys[order], classes[order]
 
 
-def _bundle_table(groups: np.ndarray, ids: np.ndarray, n_groups: int
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """``(bundle_ptr, bundle_tags)``: the distinct rows of ``ids`` (``int64 (N, L)``) seen
-    with each group ``0..n_groups-1`` of ``groups``, as CSR; empty for ``L = 0``."""
-    if ids.shape[1] == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.int64)
-    rows = np.unique(np.column_stack([groups, ids]), axis=0)      # sorted by group
-    ptr = np.zeros(n_groups + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows[:, 0], minlength=n_groups), out=ptr[1:])
-    return ptr, np.ascontiguousarray(rows[:, 1:], dtype=np.int64)
-
-
-def _csr(keys: np.ndarray, gold: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """CSR ``(ptr, tags)``: for each key ``0..n_rows-1``, the sorted tags ``gold`` seen
-    with it (words whose ``keys`` is -1 are left out)."""
+def _csr(keys: np.ndarray, values: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """CSR ``(ptr, values)``: for each key ``0..n_rows-1``, the distinct ``values`` seen
+    with it, sorted: tags (``values`` ``(N,)``: the tag dictionary, the tags of a group)
+    or rows of tags (``(N, L)``: the bundles); words whose ``keys`` is -1 are left out."""
     known = keys >= 0
-    pairs = np.unique(np.stack([keys[known], gold[known]], axis=1), axis=0)
-    dict_ptr = np.zeros(n_rows + 1, dtype=np.int64)
-    np.cumsum(np.bincount(pairs[:, 0], minlength=n_rows), out=dict_ptr[1:])
-    return dict_ptr, np.ascontiguousarray(pairs[:, 1], dtype=np.int64)
+    pairs = np.unique(np.column_stack([keys[known], values[known]]), axis=0)
+    ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pairs[:, 0], minlength=n_rows), out=ptr[1:])
+    return ptr, np.ascontiguousarray(pairs[:, 1:] if values.ndim == 2 else pairs[:, 1],
+                                     dtype=np.int64)
