@@ -18,9 +18,10 @@ pruner's and the parser's order of sentences.
 Also per run, from the model's report: the mean slack of the parser's first and last
 epoch (the SSG objective's hinge part, taken online during the epoch): a run whose first
 epoch met slacks ten times the others' is one whose early Pegasos steps went astray
-(``docs/benchmarks.md``, "Seeds"). The summary gives per treebank and order the mean,
-smallest and largest UAS over the seeds, and per treebank the seeds on which order 2
-parsed at least as well as order 1 with the same seed.
+(``docs/algorithms.md`` section 5, "What the seed does to order 2"). The summary gives
+per treebank and order the mean, smallest and largest UAS over the seeds, and per
+treebank the seeds on which order 2 parsed at least as well as order 1 with the same
+seed.
 
 Writes ``seeds.{md,json}`` under ``--results`` (``--out`` for another stem) after every
 run; models and logs in ``--work``.
