@@ -15,7 +15,9 @@ treebank). The held-out sentences are annotated
 * from gold tokens, every column predicted, as ``polyparse parse --retag``;
 * from gold tokens with the predicted columns of the row before, one of them (``UPOS``,
   ``XPOS``, ``FEATS``, ``LEMMA``) or all four replaced by the gold ones, HEAD and DEPREL
-  parsed again from those (as ``polyparse parse`` keeps the tags a CoNLL-U file gives).
+  parsed again from those (as ``polyparse parse`` keeps the tags a CoNLL-U file gives);
+  then the UPOS errors of one kind only corrected (:data:`GIVEN`): between PROPN and
+  NOUN, among the open classes, among the function words.
 
 Every output is scored by UD's ``udeval`` (:func:`eval.peers.udeval`). A gold column
 counts twice in MLAS and BLEX, which compare it themselves, and once more through the
@@ -43,9 +45,17 @@ from polyparse.corpora.plain_text import raw_text
 from polyparse.parser import cli
 from polyparse.parser.evaluate import METRICS
 
-GIVEN = {"UPOS": (3,), "XPOS": (4,), "FEATS": (5,), "LEMMA": (2,),
-         "UPOS+XPOS+FEATS+LEMMA": (2, 3, 4, 5)}
-"""The gold columns (0-based CoNLL-U fields) given to the parser, per row."""
+OPEN = frozenset({"NOUN", "VERB", "ADJ", "ADV", "AUX"})
+FUNCTION = frozenset({"ADP", "SCONJ", "ADV", "PART", "PRON", "DET", "CCONJ"})
+GIVEN = {"UPOS": ((3,), None), "XPOS": ((4,), None), "FEATS": ((5,), None),
+         "LEMMA": ((2,), None), "UPOS+XPOS+FEATS+LEMMA": ((2, 3, 4, 5), None),
+         "UPOS where PROPN and NOUN were confused": ((3,), frozenset({"PROPN", "NOUN"})),
+         "UPOS where open classes were confused": ((3,), OPEN),
+         "UPOS where function words were confused": ((3,), FUNCTION)}
+"""Per row, the gold columns (0-based CoNLL-U fields) given to the parser, and the UPOS
+set within which a tagging error is corrected (None: every word): with a set, only the
+UPOS of the words whose predicted and gold UPOS are two of its tags (ADV is in both sets:
+it is confused with adjectives and with adpositions)."""
 
 SHOWN = ("uas", "las", "clas", "mlas", "blex")
 """The metrics whose change from the gold-token row the table shows."""
@@ -55,14 +65,17 @@ SMOKE = ["--treebanks", "sample", "--max-train", "30", "--max-dev", "10", "--epo
 """The smoke run: polyparse trained for one epoch on 30 sample sentences, 10 held out."""
 
 
-def given_gold(predicted: list[str], gold: list[str], fields: tuple[int, ...]) -> str:
+def given_gold(predicted: list[str], gold: list[str], fields: tuple[int, ...],
+               among: frozenset[str] | None = None) -> str:
     """CoNLL-U of the ``predicted`` sentences with ``fields`` of every word taken from
-    ``gold`` (the same words), HEAD, DEPREL and DEPS blanked."""
+    ``gold`` (the same words), or with ``among`` of the words whose predicted and gold
+    UPOS are both in ``among``; HEAD, DEPREL and DEPS blanked."""
     out = []
     for system, truth in zip(predicted, gold):
         columns = []
         for ours, theirs in zip(word_lines(system), word_lines(truth)):
-            cells = [theirs[i] if i in fields else ours[i] for i in range(2, 6)]
+            given = among is None or {ours[3], theirs[3]} <= among
+            cells = [theirs[i] if given and i in fields else ours[i] for i in range(2, 6)]
             columns.append([*cells, "_", "_"])
         out.append(with_columns(system, columns) + "\n\n")
     return "".join(out)
@@ -87,11 +100,10 @@ def annotate(args, model: Path, held: Path, work: Path, name: str, udeval_: str)
             "gold tokens": parsed(parser.parse(read_conllu(held), retag=True),
                                   work / "stages-gold-tokens.conllu")}
     predicted = blocks(runs["gold tokens"])
-    for given, fields in GIVEN.items():
-        text = given_gold(predicted, gold, fields)
+    for k, (given, (fields, among)) in enumerate(GIVEN.items()):
+        text = given_gold(predicted, gold, fields, among)
         runs[f"gold tokens, gold {given}"] = parsed(
-            parser.parse(read_conllu(io.StringIO(text))),
-            work / f"stages-gold-{given.replace('+', '-').lower()}.conllu")
+            parser.parse(read_conllu(io.StringIO(text))), work / f"stages-gold-{k}.conllu")
     rows = []
     for kind, path in runs.items():
         scores = udeval(udeval_, held, path)

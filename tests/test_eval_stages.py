@@ -34,7 +34,7 @@ def stages(monkeypatch):
     ("FEATS", 5, ["Number=Plur", "Mood=Ind", "_"]),
     ("LEMMA", 2, ["dog", "bark", "."])])
 def test_one_gold_column_the_others_predicted_and_no_tree(stages, given, column, expected):
-    text = stages.given_gold([PREDICTED], [GOLD], stages.GIVEN[given])
+    text = stages.given_gold([PREDICTED], [GOLD], *stages.GIVEN[given])
     lines = [line.split("\t") for line in text.strip().split("\n")]
     assert lines[0] == ["# text = Dogs bark."] and lines[1][0] == "1-2"
     words = lines[2:]
@@ -47,7 +47,20 @@ def test_one_gold_column_the_others_predicted_and_no_tree(stages, given, column,
 
 
 def test_all_gold_columns_give_the_gold_tags_and_lemmas(stages):
-    text = stages.given_gold([PREDICTED], [GOLD], stages.GIVEN["UPOS+XPOS+FEATS+LEMMA"])
+    text = stages.given_gold([PREDICTED], [GOLD], *stages.GIVEN["UPOS+XPOS+FEATS+LEMMA"])
     words = [line.split("\t") for line in text.strip().split("\n")[2:]]
     gold = [line.split("\t") for line in GOLD.split("\n")[2:]]
     assert [w[2:6] for w in words] == [g[2:6] for g in gold]
+
+
+def test_a_confusion_set_corrects_only_the_errors_within_it(stages):
+    # Dogs: NOUN tagged PROPN (within PROPN/NOUN); bark: VERB tagged NOUN (not)
+    text = stages.given_gold([PREDICTED], [GOLD],
+                             *stages.GIVEN["UPOS where PROPN and NOUN were confused"])
+    words = [line.split("\t") for line in text.strip().split("\n")[2:]]
+    assert [w[3] for w in words] == ["NOUN", "NOUN", "PUNCT"]
+    assert [w[4] for w in words] == ["NNP", "NN", "."]
+    text = stages.given_gold([PREDICTED], [GOLD],
+                             *stages.GIVEN["UPOS where open classes were confused"])
+    assert [line.split("\t")[3] for line in text.strip().split("\n")[2:]] == \
+        ["PROPN", "VERB", "PUNCT"]
