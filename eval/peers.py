@@ -472,7 +472,9 @@ def write(args, rows: list[dict], splits: dict) -> Path:
                         "steps, `model-last`"}
     budgets.update({system: f"the model {path}, trained before on the same training split "
                             "(its train min: 0 here)" for system, path in args.models.items()})
-    budgets = "; ".join(f"{NAMES[system]} {how}" for system, how in budgets.items())
+    ran = {row["system"] for row in rows}
+    budgets = "; ".join(f"{NAMES[system]} {how}" for system, how in budgets.items()
+                        if system in ran)
     notes = ("Each system trained on the same file (" + "; ".join(
         f"{name}: {how}" for name, how in splits.items()) + f"), budgets: {budgets}. "
         "Held-out raw text rebuilt from `# text` (blank line between paragraphs, wrapped at "
