@@ -135,6 +135,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default="stages", help="result stem under --results")
     args = ap.parse_args(argv)
     require_treebanks(ap, args.ud, args.treebanks)
+    for option in ("max_train", "max_dev", "epochs"):
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            ap.error(f"--{option.replace('_', '-')} must be at least 1, not {value}")
     if args.model is not None and (len(args.treebanks) != 1 or not Path(args.model).exists()):
         ap.error("--model: an existing model file of the one treebank --treebanks names")
     udeval_ = udeval_command()
