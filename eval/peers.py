@@ -494,6 +494,29 @@ def write(args, rows: list[dict], splits: dict) -> Path:
                        rows, COLUMNS, notes, meta={"splits": splits})
 
 
+SIZES = ("max_train", "max_dev", "epochs")
+"""The options of :func:`size_arguments`."""
+
+
+def size_arguments(ap) -> None:
+    """``--max-train``, ``--max-dev`` and ``--epochs``: how much of the treebank polyparse
+    trains on and annotates, and its epochs (also ``eval/stages.py``'s)."""
+    ap.add_argument("--max-train", type=int, default=None, metavar="N",
+                    help="train on the first N training sentences (default all)")
+    ap.add_argument("--max-dev", type=int, default=None, metavar="N",
+                    help="the first N held-out sentences (default all)")
+    ap.add_argument("--epochs", type=int, default=None, metavar="N",
+                    help="polyparse train --epochs N (default: polyparse's own)")
+
+
+def at_least_one(ap, args, options) -> None:
+    """A usage error, before any work, for an option of ``options`` given below 1."""
+    for option in options:
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            ap.error(f"--{option.replace('_', '-')} must be at least 1, not {value}")
+
+
 def given_models(ap, given: list[str], treebanks: list[str]) -> dict[str, Path]:
     """The models of ``--model SYSTEM=PATH``, by system; a usage error for an unknown
     system, a system named twice, a path that does not exist, or more than one treebank."""
@@ -519,12 +542,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--systems", nargs="+", choices=SYSTEMS, default=None,
                     help="the systems to train and run (default: polyparse and every "
                          "installed peer)")
-    ap.add_argument("--max-train", type=int, default=None, metavar="N",
-                    help="train on the first N training sentences (default all)")
-    ap.add_argument("--max-dev", type=int, default=None, metavar="N",
-                    help="the first N held-out sentences (default all)")
-    ap.add_argument("--epochs", type=int, default=None, metavar="N",
-                    help="polyparse train --epochs N (default: polyparse's own)")
+    size_arguments(ap)
     ap.add_argument("--model", action="append", default=[], metavar="SYSTEM=PATH",
                     help="a model of SYSTEM already trained on the treebank's training split "
                          "(one treebank only), instead of training one; repeatable")
@@ -548,11 +566,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     require_treebanks(ap, args.ud, args.treebanks)
     args.models = given_models(ap, args.model, args.treebanks)
-    for option in ("max_train", "max_dev", "epochs", "spacy_max_epochs", "spacy_max_steps",
-                   "jobs"):
-        value = getattr(args, option)
-        if value is not None and value < 1:
-            ap.error(f"--{option.replace('_', '-')} must be at least 1, not {value}")
+    at_least_one(ap, args, (*SIZES, "spacy_max_epochs", "spacy_max_steps", "jobs"))
     udeval_ = udeval_command()
     if udeval_ is None:
         ap.error("udeval not found: the scores are UD's own udeval "

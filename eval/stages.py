@@ -37,8 +37,8 @@ from pathlib import Path
 from ._common import (arguments, conll18_columns, folder, require_treebanks,
                       warm_up_argument, write_table)
 from .defaults import blocks, split
-from .peers import (language, train_polyparse, udeval, udeval_command, with_columns,
-                    word_lines)
+from .peers import (SIZES, at_least_one, language, size_arguments, train_polyparse,
+                    udeval, udeval_command, with_columns, word_lines)
 
 from polyparse.corpora.conllu_io import read_conllu, write_conllu
 from polyparse.corpora.plain_text import raw_text
@@ -123,22 +123,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--model", default=None, metavar="PATH",
                     help="a polyparse model already trained on the treebank's training "
                          "split (one treebank only), instead of training one")
-    ap.add_argument("--max-train", type=int, default=None, metavar="N",
-                    help="train on the first N training sentences (default all)")
-    ap.add_argument("--max-dev", type=int, default=None, metavar="N",
-                    help="the first N held-out sentences (default all)")
-    ap.add_argument("--epochs", type=int, default=None, metavar="N",
-                    help="polyparse train --epochs N (default: polyparse's own)")
+    size_arguments(ap)
     warm_up_argument(ap)
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "polyparse-stages"),
                     metavar="DIR", help="split treebanks, models, inputs and outputs")
     ap.add_argument("--out", default="stages", help="result stem under --results")
     args = ap.parse_args(argv)
     require_treebanks(ap, args.ud, args.treebanks)
-    for option in ("max_train", "max_dev", "epochs"):
-        value = getattr(args, option)
-        if value is not None and value < 1:
-            ap.error(f"--{option.replace('_', '-')} must be at least 1, not {value}")
+    at_least_one(ap, args, SIZES)
     if args.model is not None and (len(args.treebanks) != 1 or not Path(args.model).exists()):
         ap.error("--model: an existing model file of the one treebank --treebanks names")
     udeval_ = udeval_command()

@@ -46,14 +46,20 @@ def test_run_of_an_unknown_benchmark_is_a_usage_error():
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("given, said", [
-    (["--model", "stanza=m.npz"], "SYSTEM=PATH, SYSTEM one of polyparse, udpipe, spacy"),
-    (["--model", "udpipe=no/such/model"], "no/such/model does not exist"),
-    (["--model", "udpipe=README.md", "--model", "udpipe=README.md"], "a second model for udpipe"),
-    (["--model", "udpipe=README.md", "--treebanks", "sample", "sample"], "--treebanks names one"),
-    (["--jobs", "0"], "--jobs must be at least 1, not 0")])
-def test_peers_option_errors_are_usage_errors_before_any_training(given, said):
-    done = subprocess.run([sys.executable, "-m", "eval", "run", "peers", "--treebanks",
+@pytest.mark.parametrize("name, given, said", [
+    ("peers", ["--model", "stanza=m.npz"], "SYSTEM=PATH, SYSTEM one of polyparse, udpipe, spacy"),
+    ("peers", ["--model", "udpipe=no/such/model"], "no/such/model does not exist"),
+    ("peers", ["--model", "udpipe=README.md", "--model", "udpipe=README.md"],
+     "a second model for udpipe"),
+    ("peers", ["--model", "udpipe=README.md", "--treebanks", "sample", "sample"],
+     "--treebanks names one"),
+    ("peers", ["--jobs", "0"], "--jobs must be at least 1, not 0"),
+    ("stages", ["--model", "no/such/model.npz"], "an existing model file"),
+    ("stages", ["--model", "README.md", "--treebanks", "sample", "sample"],
+     "an existing model file"),
+    ("stages", ["--max-dev", "0"], "--max-dev must be at least 1, not 0")])
+def test_option_errors_are_usage_errors_before_any_training(name, given, said):
+    done = subprocess.run([sys.executable, "-m", "eval", "run", name, "--treebanks",
                            "sample", *given], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 2, done.stderr
     assert said in done.stderr and "Traceback" not in done.stderr

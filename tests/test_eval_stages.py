@@ -4,8 +4,6 @@ column at a time keep every other predicted column and leave the tree to be pars
 from __future__ import annotations
 
 import importlib
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -67,13 +65,3 @@ def test_a_confusion_set_corrects_only_the_errors_within_it(stages):
     assert [line.split("\t")[3] for line in text.strip().split("\n")[2:]] == \
         ["PROPN", "VERB", "PUNCT"]
 
-
-@pytest.mark.parametrize("given, said", [
-    (["--model", "no/such/model.npz"], "an existing model file"),
-    (["--model", "README.md", "--treebanks", "sample", "sample"], "an existing model file"),
-    (["--max-dev", "0"], "--max-dev must be at least 1, not 0")])
-def test_option_errors_are_usage_errors_before_any_work(given, said):
-    done = subprocess.run([sys.executable, "-m", "eval", "run", "stages", "--treebanks",
-                           "sample", *given], cwd=REPO, capture_output=True, text=True)
-    assert done.returncode == 2, done.stderr
-    assert said in done.stderr and "Traceback" not in done.stderr
