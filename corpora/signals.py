@@ -83,9 +83,10 @@ def stop_signals_raise(clean_up: Callable[[], None] = lambda: None) -> Iterator[
 
     previous = {signum: signal.signal(signum, stop) for signum in STOP_SIGNALS
                 if signal.getsignal(signum) is not signal.SIG_IGN}
+    previous_fd = _live_wakeup_fd()
     hear, wake = socket.socketpair()
     wake.setblocking(False)
-    previous_fd = signal.set_wakeup_fd(wake.fileno(), warn_on_full_buffer=False)
+    signal.set_wakeup_fd(wake.fileno(), warn_on_full_buffer=False)
     watchdog = threading.Thread(target=_watch, args=(hear, taken, frozenset(previous), clean_up),
                                 name="stop-watchdog", daemon=True)
     with stops_to_main_thread():
@@ -99,6 +100,19 @@ def stop_signals_raise(clean_up: Callable[[], None] = lambda: None) -> Iterator[
         hear.close()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def _live_wakeup_fd() -> int:
+    """The signal wakeup fd set before (-1: none), unset; -1 too where it is stale: an
+    event loop that set it and closed it without restoring it (the test suite met one)
+    leaves a number that is closed, or since another file's, blocking. Restoring that
+    would fail (and cut the clean-up of :func:`stop_signals_raise` short) or, once our
+    own socket took the number, leave it stale again."""
+    fd = signal.set_wakeup_fd(-1)
+    try:
+        return fd if fd < 0 or not os.get_blocking(fd) else -1
+    except OSError:
+        return -1
 
 
 def _watch(hear: socket.socket, taken: threading.Event, handled: frozenset,

@@ -523,3 +523,29 @@ def test_pool_threads_hold_back_stop_signals_and_workers_take_them_again():
     finally:
         signals.end_pool(pool)
     assert not set(STOP_SIGNALS) & worker_mask
+
+
+@pytest.mark.parametrize("reused", [False, True])
+def test_a_wakeup_fd_closed_by_its_owner_is_not_restored(reused, tmp_path):
+    """An event loop that set the signal wakeup fd and closed it without restoring it
+    (the suite met one) leaves a stale number, closed or since another file's: leaving
+    ``stop_signals_raise`` must still restore the handlers and install no wakeup fd,
+    rather than fail in its clean-up (as it once did, in a CLI test of this file)."""
+    import socket
+
+    here, there = socket.socketpair()
+    there.setblocking(False)
+    before = signal.set_wakeup_fd(there.fileno())
+    handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    here.close()
+    there.close()
+    reuse = open(tmp_path / "reuses-the-number", "w") if reused else None  # blocking
+    try:
+        with signals.stop_signals_raise():
+            pass
+        assert signal.set_wakeup_fd(-1) == -1
+        assert {signum: signal.getsignal(signum) for signum in STOP_SIGNALS} == handlers
+    finally:
+        if reuse is not None:
+            reuse.close()
+        signal.set_wakeup_fd(before)
