@@ -90,9 +90,7 @@ def annotate(args, model: Path, held: Path, work: Path, name: str, udeval_: str)
     gold = blocks(held)
 
     def parsed(sentences, path: Path) -> Path:
-        out = io.StringIO()
-        write_conllu(sentences, out)
-        path.write_text(out.getvalue(), encoding="utf-8")
+        write_conllu(sentences, path)
         return path
 
     runs = {"raw text": parsed(parser.stream_text(raw_text(list(read_conllu(held)))),

@@ -15,6 +15,7 @@ import os
 import pickle
 import random
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -531,8 +532,6 @@ def test_a_wakeup_fd_closed_by_its_owner_is_not_restored(reused, tmp_path):
     (the suite met one) leaves a stale number, closed or since another file's: leaving
     ``stop_signals_raise`` must still restore the handlers and install no wakeup fd,
     rather than fail in its clean-up (as it once did, in a CLI test of this file)."""
-    import socket
-
     here, there = socket.socketpair()
     there.setblocking(False)
     before = signal.set_wakeup_fd(there.fileno())
