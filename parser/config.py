@@ -42,9 +42,21 @@ class TaggerConfig(TaggerOptions):
     ----------
     epochs:
         Perceptron epochs of the tagger (and of each of the jackknifing taggers).
+    second_pass:
+        Also fit a second-pass tagger, the tagger's options with tree features
+        (:attr:`~parser.text.TaggerOptions.tree`), on the gold trees of the training
+        data: a parse tags its sentences again with it once their trees are known
+        (:meth:`parser.pipeline.Parser.retag_parsed`).
     """
 
     epochs: int = 8
+    second_pass: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.tree:
+            raise ValueError("the tagger of a training run tags before parsing: tree "
+                             "features are its second pass's (second_pass)")
 
 
 @dataclass(frozen=True)

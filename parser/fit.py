@@ -53,7 +53,8 @@ def train(cls: type, train: Sequence[Sentence], config: TrainConfig,
                          "number of shards (config.mixing)")
     prepared = training.prepare(train, config, dev, progress=progress)
     parser = cls(prepared.model, config, TrainReport(), tokenizer=prepared.tokenizer,
-                 tagger=prepared.tagger, lemmatizer=prepared.lemmatizer)
+                 tagger=prepared.tagger, lemmatizer=prepared.lemmatizer,
+                 retagger=prepared.retagger)
     with contextlib.ExitStack() as stack:
         if config.mixing is None:
             epochs = trainer.run(Examples(prepared.model, prepared.train),

@@ -2,8 +2,8 @@
 format: numpy arrays plus JSON metadata, never pickle).
 
 The parser's weights and its pruner's are stored sparsely; its tokenizer, tagger and
-lemmatizer, when it has them, put their arrays under the prefixes ``tokenizer_``,
-``tagger_`` and ``lemmatizer_`` and their JSON in the metadata, beside the training
+lemmatizer and second-pass tagger, when it has them, put their arrays under the prefixes
+``tokenizer_``, ``tagger_``, ``lemmatizer_`` and ``retagger_`` and their JSON in the metadata, beside the training
 settings (the word clusters that the parser's features read are the tagger's
 ``tagger_cluster_*`` arrays when it has the same ones, else ``clusters_*``) (:class:`~parser.config.TrainConfig`, which names the trainer and its declared
 options) and the training report.
@@ -40,6 +40,7 @@ class Stored:
     tagger: Tagger | None
     lemmatizer: Lemmatizer | None
     ud_rules: UDRules | None = None
+    retagger: Tagger | None = None
 
 
 def write(parser: Stored, path: str | Path) -> None:
@@ -55,6 +56,7 @@ def write(parser: Stored, path: str | Path) -> None:
         "tokenizer": None,
         "tagger": None,
         "lemmatizer": None,
+        "retagger": None,
         # the UD validator rules learned from the training treebank (parser.ud_rules);
         # a file without this entry has none
         "ud_rules": parser.ud_rules.to_json(),
@@ -75,6 +77,9 @@ def write(parser: Stored, path: str | Path) -> None:
     if parser.lemmatizer is not None:
         meta["lemmatizer"], lemmatizer_arrays = parser.lemmatizer.to_arrays()
         arrays.update(_prefixed("lemmatizer_", lemmatizer_arrays))
+    if parser.retagger is not None:
+        meta["retagger"], retagger_arrays = parser.retagger.to_arrays()
+        arrays.update(_prefixed("retagger_", retagger_arrays))
     model_file.save(path, model_file.ModelFile(meta, arrays))
 
 
@@ -110,11 +115,14 @@ def read(path: str | Path) -> Stored:
         if meta.get("lemmatizer") and tagger is not None:
             lemmatizer = Lemmatizer.from_arrays(meta["lemmatizer"],
                                                 _unprefixed("lemmatizer_", arrays))
+        retagger = None
+        if meta.get("retagger"):
+            retagger = Tagger.from_arrays(meta["retagger"], _unprefixed("retagger_", arrays))
         report = TrainReport.from_json(meta.get("report", []))
         ud_rules = UDRules.from_json(meta.get("ud_rules"))
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise model_file.ModelFileError(f"{path}: damaged model file ({error})") from None
-    return Stored(model, config, report, tokenizer, tagger, lemmatizer, ud_rules)
+    return Stored(model, config, report, tokenizer, tagger, lemmatizer, ud_rules, retagger)
 
 
 def write_tokenizer(tokenizer: Tokenizer, path: str | Path) -> None:

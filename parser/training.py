@@ -19,7 +19,7 @@ from polyparse.learning.pruning import Pruner
 from polyparse.learning.trainers import make_trainer
 
 from .config import TrainConfig
-from .text import Lemmatizer, Tagger, Tokenizer, jackknife, with_lemmas
+from .text import Lemmatizer, Tagger, Tokenizer, jackknife, second_pass_options, with_lemmas
 
 log = logging.getLogger("polyparse.train")
 
@@ -27,14 +27,15 @@ log = logging.getLogger("polyparse.train")
 @dataclass
 class Prepared:
     """The components of a parser before its weights are trained: ``model`` (feature
-    map, labels, pruner; zero weights), the optional ``tokenizer``, ``tagger`` and
-    ``lemmatizer``, and the sentences as the parser sees them: ``train`` (jackknifed
+    map, labels, pruner; zero weights), the optional ``tokenizer``, ``tagger``,
+    ``lemmatizer`` and second-pass tagger ``retagger``, and the sentences as the parser sees them: ``train`` (jackknifed
     tags) and ``dev`` (the tagger's tags; None without dev)."""
 
     model: LinearModel
     tokenizer: Tokenizer | None
     tagger: Tagger | None
     lemmatizer: Lemmatizer | None
+    retagger: Tagger | None
     train: list[Sentence]
     dev: list[Sentence] | None
 
@@ -51,7 +52,7 @@ def prepare(train: Sequence[Sentence], config: TrainConfig,
                          f"of training sentences), not {config.jackknife}")
     clusters = (None if config.word_clusters is None
                 else ClusterTable.of(read_word_clusters(config.word_clusters)))
-    tokenizer, tagger, lemmatizer, parser_train, parser_dev = fit_text_models(
+    tokenizer, tagger, lemmatizer, retagger, parser_train, parser_dev = fit_text_models(
         train, config, dev, clusters)
     if not config.uses_lemmas:
         parser_train = [without_lemmas(s) for s in parser_train]
@@ -64,17 +65,17 @@ def prepare(train: Sequence[Sentence], config: TrainConfig,
     pruner = train_pruner(extractor, labels, parser_train, config, parser_dev,
                                progress) if config.pruned else None
     model = LinearModel(extractor, labels, parts=config.parts, pruner=pruner)
-    return Prepared(model, tokenizer, tagger, lemmatizer, parser_train, parser_dev)
+    return Prepared(model, tokenizer, tagger, lemmatizer, retagger, parser_train, parser_dev)
 
 
 def fit_text_models(train: Sequence[Sentence], config: TrainConfig,
                     dev: Sequence[Sentence] | None = None,
                     clusters: ClusterTable | None = None):
-    """The first stage of :func:`prepare`: ``(tokenizer, tagger, lemmatizer, train,
-    dev)``, the models (None where ``config`` or the data has none) and the sentences as
-    the parser sees them (jackknifed training tags, the tagger's dev tags, with their
-    lemmas); the tagger reads the word ``clusters`` if given."""
-    tokenizer = tagger = lemmatizer = None
+    """The first stage of :func:`prepare`: ``(tokenizer, tagger, lemmatizer, retagger,
+    train, dev)``, the models (None where ``config`` or the data has none) and the
+    sentences as the parser sees them (jackknifed training tags, the tagger's dev tags,
+    with their lemmas); the taggers read the word ``clusters`` if given."""
+    tokenizer = tagger = lemmatizer = retagger = None
     if config.tokenizer is not None and any(s.text is not None for s in train):
         tokenizer = Tokenizer(config.tokenizer, seed=config.seed).fit(train)
         log.info("tokenizer: trained on the # text of %d sentences",
@@ -88,6 +89,9 @@ def fit_text_models(train: Sequence[Sentence], config: TrainConfig,
         tagger = Tagger(options, clusters=clusters).fit(train, epochs=epochs, seed=config.seed)
         log.info("tagger: training tags jackknifed in %d folds, UPOS accuracy %.2f",
                  config.jackknife, _upos_accuracy(train, parser_train))
+        if options.second_pass:
+            retagger = Tagger(second_pass_options(options), clusters=clusters).fit(
+                train, epochs=epochs, seed=config.seed)
         if config.lemmatizer is not None:
             lemmatizer = Lemmatizer(config.lemmatizer).fit(parser_train, tagger,
                                                            epochs=config.lemmatizer.epochs,
@@ -99,7 +103,7 @@ def fit_text_models(train: Sequence[Sentence], config: TrainConfig,
                 parser_dev = lemmatizer.lemmatize(parser_dev, tagger)
                 log.info("lemmatizer: dev lemma accuracy %.2f",
                          _accuracy(dev, parser_dev, "lemmas"))
-    return tokenizer, tagger, lemmatizer, parser_train, parser_dev
+    return tokenizer, tagger, lemmatizer, retagger, parser_train, parser_dev
 
 
 def train_pruner(extractor, labels, train, config, dev, progress) -> Pruner:

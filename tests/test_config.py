@@ -132,5 +132,6 @@ def test_a_saved_parser_keeps_its_settings(sample_model_path):
     assert parser.config.tagger.epochs == 4 and parser.config.jackknife == 3
     assert parser.config.features.bits is not None      # sized when it was trained
     trained = {k: v for k, v in asdict(parser.config.tagger).items()
-               if k != "epochs"}
+               if k not in ("epochs", "second_pass")}
     assert parser.tagger.get_params() == trained
+    assert parser.retagger.get_params() == {**trained, "tree": True}

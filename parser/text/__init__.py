@@ -11,11 +11,15 @@ Three trained models, run in this order and stored with the parser in one model 
    predicted tags of test-time quality;
 3. :class:`Lemmatizer` (:mod:`.lemmatizer`) fills LEMMA from the form and the predicted
    tags (a dictionary backed by a classifier of edit scripts).
+
+Once the parser has a sentence's tree, a second :class:`Tagger`, whose words also see
+their place in the tree (:func:`second_pass_options`), tags it again, and the lemmatizer
+follows (:meth:`parser.pipeline.Parser.retag_parsed`).
 """
 
 from .lemmatizer import Lemmatizer, LemmatizerOptions, with_lemmas
-from .tagger import Tagger, TaggerOptions, jackknife, with_tags
+from .tagger import Tagger, TaggerOptions, jackknife, second_pass_options, with_tags
 from .tokenizer import Tokenizer, TokenizerOptions
 
 __all__ = ["Lemmatizer", "LemmatizerOptions", "Tagger", "TaggerOptions", "Tokenizer",
-           "TokenizerOptions", "jackknife", "with_lemmas", "with_tags"]
+           "TokenizerOptions", "jackknife", "second_pass_options", "with_lemmas", "with_tags"]

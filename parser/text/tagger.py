@@ -68,6 +68,9 @@ References
 - T. Koo, X. Carreras, M. Collins. Simple semi-supervised dependency parsing. ACL 2008.
 - J. Turian, L. Ratinov, Y. Bengio. Word representations: a simple and general method
   for semi-supervised learning. ACL 2010.
+- J. Nivre, R. McDonald. Integrating graph-based and transition-based dependency
+  parsers. ACL 2008 (stacking).
+- A. Martins, D. Das, N. Smith, E. Xing. Stacking dependency parsers. EMNLP 2008.
 - J. Strakova, M. Straka, J. Hajic. Open-source tools for morphology, lemmatization, POS
   tagging and named entity recognition. ACL 2014 (MorphoDiTa's suffix guesser).
 """
@@ -182,6 +185,13 @@ class TaggerOptions:
         training with its UPOS gets instead the combination seen with it whose summed
         emission scores are highest (:meth:`Tagger._seen_bundles`): UDPipe 1 tags whole
         UPOS+XPOS+FEATS strings and never writes an unseen one.
+    tree:
+        Every layer also sees the word's place in the dependency tree of its sentence
+        (:func:`parser.text._tagger_kernels.tree_features`: its DEPREL with its head's
+        tags and form, its dependents' DEPRELs, its auxiliaries, markers and subject):
+        the *second-pass tagger* of a pipeline, which tags again once the sentence is
+        parsed (stacking: Nivre and McDonald 2008; Martins et al. 2008). It is fitted on
+        the gold trees of the training data and tags sentences that have a tree.
     """
 
     xpos: str = "separate"
@@ -194,6 +204,7 @@ class TaggerOptions:
     endings: bool = False
     own_upos: bool = True
     bundles: bool = True
+    tree: bool = False
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():
@@ -372,6 +383,8 @@ class Tagger:
                                               lengths[type_ids])
         if self.options.endings:
             features = K.word_features(features, self._ending_atoms(list(types))[type_ids])
+        if self.options.tree:
+            features = K.word_features(features, _tree_atoms(sentences, sent_ptr, features))
         rows = sorted_lookup(self.dict_keys_, np.arange(self.dict_keys_.shape[0]),
                        type_hashes[:, K.FORM], -1)
         return features, sent_ptr, rows[type_ids].astype(np.int64)
@@ -556,6 +569,13 @@ def _averaged(weights: np.ndarray, weights_sum: np.ndarray, step: int) -> np.nda
     return np.subtract(weights, weights_sum, out=weights, casting="same_kind")
 
 
+def second_pass_options(options: TaggerOptions) -> TaggerOptions:
+    """The :class:`TaggerOptions` of ``options`` (of a subclass too, such as a training
+    run's) with tree features: those of the second-pass tagger."""
+    return TaggerOptions(**{**{f.name: getattr(options, f.name) for f in fields(TaggerOptions)},
+                            "tree": True})
+
+
 def jackknife(sentences: Sequence[Sentence], k: int = 10,
               options: TaggerOptions = TaggerOptions(), *, epochs: int = 8, seed: int = 0,
               clusters: Mapping[str, str] | None = None) -> list[Sentence]:
@@ -676,6 +696,34 @@ def _type_strings(form: str) -> list[str]:
     low = form.lower()
     return ([form, low] + [low[:k] for k in range(1, 5)] + [low[-k:] for k in range(1, 7)]
             + [_shape(form, 4), _shape(form, 1), _flags(form)])
+
+
+_DEPENDENT_KINDS = {"nsubj": K.SUBJECT, "csubj": K.SUBJECT, "expl": K.SUBJECT,
+                   "aux": K.AUXILIARY, "cop": K.AUXILIARY, "mark": K.MARKER,
+                   "case": K.MARKER}
+"""The universal DEPRELs of the dependents that :func:`K.tree_features` reads."""
+
+
+def _tree_atoms(sentences: Sequence[Sentence], sent_ptr: np.ndarray, features: np.ndarray
+                ) -> np.ndarray:
+    """The columns of :func:`K.tree_features` for ``sentences`` (each with a tree:
+    ``ValueError`` otherwise), whose words' type hashes are the columns of ``features``
+    (:meth:`Tagger._encode`)."""
+    if not all(s.has_tree() for s in sentences):
+        raise ValueError("a tagger with tree features tags parsed sentences only: "
+                         "every word needs a head")
+    heads = np.concatenate([s.heads[1:] for s in sentences] or [np.zeros(0)]).astype(np.int64)
+    values = np.empty((features.shape[0], 6), dtype=np.uint64)
+    for j, column in enumerate(("deprels", "upos", "xpos")):
+        names, ids = np.unique([x for s in sentences for x in getattr(s, column)[1:]],
+                               return_inverse=True)
+        values[:, j] = string_hashes(names.tolist(), K.TREE_SEED + 100 + j)[ids]
+    values[:, 3:] = features[:, [1 + K.LOWER, 1 + K.SUFFIX1 + 1, 1 + K.SUFFIX1 + 2]]
+    kinds = np.fromiter((_DEPENDENT_KINDS.get(d.split(":")[0], 0)
+                         for s in sentences for d in s.deprels[1:]), dtype=np.int64,
+                        count=features.shape[0])
+    with np.errstate(over="ignore"):
+        return K.tree_features(sent_ptr, heads, values, kinds)
 
 
 def _stem_table(sentences: Sequence[Sentence]) -> tuple[np.ndarray, np.ndarray]:
