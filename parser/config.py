@@ -44,9 +44,9 @@ class TaggerConfig(TaggerOptions):
         Perceptron epochs of the tagger (and of each of the jackknifing taggers).
     second_pass:
         Also fit a second-pass tagger, the tagger's options with tree features
-        (:attr:`~parser.text.TaggerOptions.tree`), on the gold trees of the training
-        data: a parse tags its sentences again with it once their trees are known
-        (:meth:`parser.pipeline.Parser.retag_parsed`).
+        (:attr:`~parser.text.TaggerOptions.tree`), on the gold trees and the
+        jackknifed tags of the training data: a parse tags its sentences again with it
+        once their trees are known (:meth:`parser.pipeline.Parser.retag_parsed`).
     """
 
     epochs: int = 8

@@ -91,7 +91,7 @@ def fit_text_models(train: Sequence[Sentence], config: TrainConfig,
                  config.jackknife, _upos_accuracy(train, parser_train))
         if options.second_pass:
             retagger = Tagger(second_pass_options(options), clusters=clusters).fit(
-                train, epochs=epochs, seed=config.seed)
+                train, epochs=epochs, seed=config.seed, tagged=parser_train)
         if config.lemmatizer is not None:
             lemmatizer = Lemmatizer(config.lemmatizer).fit(parser_train, tagger,
                                                            epochs=config.lemmatizer.epochs,

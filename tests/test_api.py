@@ -42,6 +42,16 @@ def test_calling_the_parser_on_text_gives_its_parsed_sentences(parser):
         assert all(label != "_" for label in sentence.deprels[1:])
 
 
+def test_parsed_sentences_carry_the_second_pass_tags(parser):
+    tokens = [s for s in parser.tokenize(TEXT)]
+    first = [parser.analyze(s).sentence for s in parser.tag(tokens)]
+    second = parser.retag_parsed(first)
+    parsed = list(parser.parse(tokens, retag=True))
+    assert [s.to_text() for s in parsed] == [s.to_text() for s in second]
+    assert [list(s.heads) for s in parsed] == [list(s.heads) for s in first]
+    assert parser.retagger.options.tree and not parser.tagger.options.tree
+
+
 def test_a_documents_conllu_reads_back_as_its_sentences(parser, tmp_path):
     doc = parser(TEXT)
     path = tmp_path / "doc.conllu"

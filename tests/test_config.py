@@ -47,6 +47,8 @@ def test_values_are_checked_when_the_settings_are_made():
         MixingConfig(0)
     with pytest.raises(ValueError, match="xpos must be one of"):
         TaggerConfig(xpos="both")
+    with pytest.raises(ValueError, match="tree features are its second pass"):
+        TaggerConfig(tree=True)
     with pytest.raises(ValueError, match="char_bits=40 is outside"):
         TokenizerOptions(char_bits=40)
 

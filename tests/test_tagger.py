@@ -23,8 +23,9 @@ from polyparse.corpora.word_clusters import KEY_SEED
 from polyparse.corpora.conllu_io import read_treebank
 from polyparse.corpora.sentence import ROOT, Sentence
 from polyparse.parser.config import TaggerConfig, TrainConfig
-from polyparse.parser.text import Tagger, TaggerOptions, jackknife, with_tags
-from polyparse.parser.training import prepare
+from polyparse.parser.text import (Tagger, TaggerOptions, jackknife, second_pass_options,
+                                   with_tags)
+from polyparse.parser.training import fit_text_models, prepare
 from polyparse.parser.text import _tagger_kernels as K
 
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
@@ -126,6 +127,46 @@ def own_group_features_twin(features, groups, columns) -> list[list[int]]:
         u = fmix64(int(groups[i]) + 1)
         added = [combine(K.OWN_SEED + j, u, row[c]) for j, c in enumerate(columns.tolist())]
         out.append(row[:N_EMIT] + added + row[N_EMIT:])
+    return out
+
+
+def tree_features_twin(sent_ptr, heads, values, kinds) -> list[list[int]]:
+    none, root = fmix64((M1 + GOLDEN) & M64), [fmix64(GOLDEN)] * 7
+
+    def fold(acc: int, x: int) -> int:
+        return fmix64(((acc * GOLDEN) & M64) ^ x)
+
+    values, out = values.tolist(), []
+    for lo, hi in zip(sent_ptr[:-1].tolist(), sent_ptr[1:].tolist()):
+        def dependents(i: int) -> list[int]:
+            return [j for j in range(lo, hi) if heads[j] == i - lo + 1]
+
+        def subject(i: int) -> int:
+            found = [j for j in dependents(i) if kinds[j] == K.SUBJECT]
+            return values[found[0]][3] if found else none
+
+        for i in range(lo, hi):
+            h = int(heads[i])
+            head, d = root if h == 0 else values[lo + h - 1], values[i][0]
+            aux = mark = labels = GOLDEN
+            for j in dependents(i):
+                if kinds[j] == K.AUXILIARY:
+                    aux = fold(aux, values[j][3])
+                elif kinds[j] == K.MARKER:
+                    mark = fold(mark, values[j][3])
+            for label in sorted({values[j][0] for j in dependents(i)}):
+                labels = fold(labels, label)
+            subjects = [j for j in dependents(i) if kinds[j] == K.SUBJECT]
+            subj_xpos = values[subjects[0]][2] if subjects else none
+            side = 1 if h < i - lo + 1 else 2
+            atoms = [(d, 0), (head[1], d), (side, d), (labels, 0), (aux, 0), (mark, 0),
+                     (subject(i), 0), (d, values[i][3]), (head[3], d), (head[0], d),
+                     (subj_xpos, 0), (labels, values[i][5]),
+                     (combine(0, head[2], d), values[i][5]), (aux, values[i][5]),
+                     (combine(0, subject(i), d), values[i][4]), (head[6], d),
+                     (none if h == 0 else subject(lo + h - 1), d),
+                     (values[i][1], 0), (values[i][2], 0), (values[i][6], 0)]
+            out.append([combine(K.TREE_SEED + j, a, b) for j, (a, b) in enumerate(atoms)])
     return out
 
 
@@ -375,6 +416,20 @@ def test_own_group_features_match_twin():
         got = K.own_group_features(features, groups, columns)
     assert got.shape == (7, K.N_FEATURES + 4)
     assert got.tolist() == own_group_features_twin(features, groups, columns)
+
+
+def test_tree_features_match_twin():
+    rng = np.random.default_rng(7)
+    sent_ptr = np.array([0, 1, 4, 4, 9], dtype=np.int64)   # lengths 1, 3, 0 and 5
+    heads = np.array([0, 2, 0, 2, 3, 3, 0, 3, 4], dtype=np.int64)
+    values = rng.integers(0, 2**64, size=(9, 7), dtype=np.uint64)
+    values[5, 0] = values[7, 0]                             # two dependents, one label
+    kinds = np.array([0, K.SUBJECT, 0, K.AUXILIARY, K.MARKER, K.AUXILIARY, 0,
+                      K.SUBJECT, K.SUBJECT], dtype=np.int64)
+    with np.errstate(over="ignore"):
+        got = K.tree_features(sent_ptr, heads, values, kinds)
+    assert got.shape == (9, K.N_TREE_FEATURES)
+    assert got.tolist() == tree_features_twin(sent_ptr, heads, values, kinds)
 
 
 def test_bundle_kernels_match_twins():
@@ -642,6 +697,25 @@ def test_jackknife_tags_every_sentence_from_other_folds_only():
         prepare(sentences, TrainConfig(tagger=TaggerConfig(), jackknife=13))
 
 
+@pytest.mark.parametrize("second_pass", [True, False])
+def test_training_fits_the_second_pass_on_the_gold_trees_unless_told_not_to(sample,
+                                                                             second_pass):
+    train = sample[0][:30]
+    config = TrainConfig(tagger=TaggerConfig(hash_bits=12, epochs=2,
+                                             second_pass=second_pass), jackknife=2)
+    _, tagger, _, retagger, _, _ = fit_text_models(train, config)
+    assert not tagger.options.tree
+    if not second_pass:
+        assert retagger is None
+        return
+    assert retagger.options == replace(TaggerOptions(hash_bits=12), tree=True)
+    tagged = jackknife(train, 2, config.tagger, epochs=2, seed=0)
+    fitted = Tagger(retagger.options).fit(train, epochs=2, seed=0, tagged=tagged)
+    assert retagger.predict(tagged) == fitted.predict(tagged)
+    with pytest.raises(ValueError, match="tagged must be the training sentences"):
+        Tagger(retagger.options).fit(train, epochs=1, tagged=tagged[1:])
+
+
 def test_bad_parameters_are_rejected(sample):
     for params in ({"xpos": "both"}, {"feats": "none"}, {"hash_bits": 0},
                    {"max_candidates": -1}, {"margin": -1.0}, {"margin": float("nan")},
@@ -786,6 +860,60 @@ def test_own_upos_lets_feats_depend_on_the_part_of_speech_with_the_suffix():
               for own in (False, True)}
     assert scores[True][0] == scores[False][0] == 1.0                  # UPOS
     assert scores[True][2] == 1.0 and scores[False][2] < 0.8            # FEATS
+
+
+def test_tree_features_tag_what_only_the_tree_decides():
+    # "it" between two random verbs: the subject of the second (Case=Nom) or the object
+    # of the first (Case=Acc), the words in the same order either way.
+    rng = np.random.default_rng(0)
+    verbs = [f"v{k}" for k in range(20)]
+
+    def sentence(case: str) -> Sentence:
+        words = [(rng.choice(verbs), "VERB", "VB", "_"), ("it", "PRON", "PRP", f"Case={case}"),
+                 (rng.choice(verbs), "VERB", "VB", "_")]
+        heads, deprels = ([0, 3, 1], ("root", "nsubj", "ccomp")) if case == "Nom" else \
+            ([0, 1, 1], ("root", "obj", "parataxis"))
+        return replace(make_sentence(words), heads=np.array([-1] + heads),
+                       deprels=(ROOT, *deprels))
+
+    train = [sentence(case) for case in ("Nom", "Acc") for _ in range(100)]
+    test = [sentence(case) for case in ("Nom", "Acc") for _ in range(50)]
+    options = TaggerOptions(hash_bits=12)
+    cases = {tree: [feats[2] for _, _, feats in
+                    Tagger(second_pass_options(options) if tree else options)
+                    .fit(train, epochs=4).predict(test)]
+             for tree in (False, True)}
+    gold = [s.feats[2] for s in test]
+    assert cases[True] == gold
+    assert sum(map(str.__eq__, cases[False], gold)) <= 0.6 * len(gold)
+
+
+def test_a_tagger_with_tree_features_needs_trees(sample):
+    tagger = Tagger(second_pass_options(TaggerOptions(hash_bits=12))).fit(sample[0][:20],
+                                                                          epochs=1)
+    with pytest.raises(ValueError, match="every word needs a head"):
+        tagger.predict([replace(make_sentence([("dog", "NOUN", "NN", "_")]),
+                                heads=np.array([-1, -1]))])
+
+
+@pytest.mark.realdata
+@pytest.mark.skipif(not JIT, reason="training on real data is too slow without the JIT")
+def test_the_tree_corrects_the_tags_on_en_ewt():
+    """The second pass, fitted on jackknifed tags and given the first pass's tags and
+    the gold trees, beats the first pass on every column (UPOS 0.919 -> 0.958, XPOS
+    0.908 -> 0.943, FEATS 0.919 -> 0.953 when this was written): what it learned of
+    the tree is real, and the tags it reads need not be gold."""
+    train_path, dev_path = UD / "en_ewt" / "train.conllu", UD / "en_ewt" / "dev.conllu"
+    if not (train_path.exists() and dev_path.exists()):
+        pytest.skip(f"{UD / 'en_ewt'} not found")
+    train = read_treebank(train_path)[:1500]
+    dev = read_treebank(dev_path)[:500]
+    first = Tagger().fit(train, epochs=4, seed=0)
+    second = Tagger(second_pass_options(TaggerOptions())).fit(
+        train, epochs=4, seed=0, tagged=jackknife(train, 3, epochs=4, seed=0))
+    before = accuracy(dev, first.predict(dev))
+    after = accuracy(dev, second.predict(first.tag(dev)))
+    assert np.all(after > before + 0.02), (before, after)
 
 
 @pytest.mark.parametrize("feats", ["whole", "split"])

@@ -282,7 +282,7 @@ def own_group_features(features, groups, columns):
 
 TREE_SEED = OWN_SEED + 32
 """First template seed of the columns of :func:`tree_features` (after the own-group ones)."""
-N_TREE_FEATURES = 15
+N_TREE_FEATURES = 20
 """Columns that :func:`tree_features` adds."""
 SUBJECT, AUXILIARY, MARKER = 1, 2, 3
 """Kinds of dependents that :func:`tree_features` reads: a subject (``nsubj``, ``csubj``,
@@ -299,36 +299,44 @@ def tree_features(sent_ptr, heads, values, kinds):
     """``uint64 (N, N_TREE_FEATURES)``: each word's place in its dependency tree.
 
     ``heads`` (``int64 (N,)``) are positions within the sentence (0 the root, ``i`` its
-    ``i``-th word); ``values`` (``uint64 (N, 6)``) the hashes of each word's DEPREL, UPOS,
-    XPOS, lowercased form and suffixes of 2 and 3 letters; ``kinds`` (``int64 (N,)``) the
-    kind of dependent its DEPREL makes it (:data:`SUBJECT`, :data:`AUXILIARY`,
-    :data:`MARKER`, else 0). Column ``j`` is ``combine(TREE_SEED + j, a, b)`` of the
-    atoms: its DEPREL ``d``; ``d`` with the head's UPOS, with the side of its head, with
-    its own form, with the head's form and with the head's DEPREL; the set of its
-    dependents' DEPRELs, alone and with its 3-letter suffix; the forms of its
+    ``i``-th word); ``values`` (``uint64 (N, 7)``) the hashes of each word's DEPREL, UPOS,
+    XPOS, lowercased form, suffixes of 2 and 3 letters and FEATS; ``kinds`` (``int64
+    (N,)``) the kind of dependent its DEPREL makes it (:data:`SUBJECT`,
+    :data:`AUXILIARY`, :data:`MARKER`, else 0). Column ``j`` is ``combine(TREE_SEED + j,
+    a, b)`` of the atoms: its DEPREL ``d``; ``d`` with the head's UPOS, with the side of
+    its head, with its own form, with the head's form and with the head's DEPREL; the
+    set of its dependents' DEPRELs, alone and with its 3-letter suffix; the forms of its
     auxiliaries (alone and with that suffix) and of its markers; the form of its subject
-    and its XPOS; ``d`` with the head's XPOS and that suffix; and the subject's form
-    with ``d`` and its 2-letter suffix. These are what the tree says of a word's
-    morphology that its neighbours do not: a verb with an auxiliary ``to`` is infinitive,
-    a pronoun that is an object is accusative, a verb agrees with its subject.
+    (its first) and its XPOS; ``d`` with the head's XPOS and that suffix; the subject's
+    form with ``d`` and its 2-letter suffix; ``d`` with the head's FEATS and with the
+    form of the head's subject; and the word's own UPOS, XPOS and FEATS (those of the
+    first pass when a parsed sentence is tagged again: stacking). These are what the
+    tree says of a word's morphology that its neighbours do not: a verb with an
+    auxiliary ``to`` is infinitive, a pronoun that is an object is accusative, a verb
+    agrees with its subject, an auxiliary with its head's, a conjunct takes its head's
+    mood.
     """
     n_words = heads.shape[0]
     out = np.empty((n_words, N_TREE_FEATURES), dtype=np.uint64)
     none = fmix64(M1 + GOLDEN)
-    root = np.full(6, fmix64(GOLDEN), dtype=np.uint64)
+    root = np.full(values.shape[1], fmix64(GOLDEN), dtype=np.uint64)
     children = np.empty(n_words, dtype=np.uint64)
+    subject = np.full(n_words, -1, dtype=np.int64)      # each word's first subject
     for s in range(sent_ptr.shape[0] - 1):
         lo = sent_ptr[s]
         hi = sent_ptr[s + 1]
+        for j in range(lo, hi):
+            if kinds[j] == SUBJECT and heads[j] > 0 and subject[lo + heads[j] - 1] < 0:
+                subject[lo + heads[j] - 1] = j
         for i in range(lo, hi):
             h = heads[i]
             head = root if h == 0 else values[lo + h - 1]
+            head_subj = none if h == 0 or subject[lo + h - 1] < 0 \
+                else values[subject[lo + h - 1], 3]
             d = values[i, 0]
             m = 0
             aux = GOLDEN
             mark = GOLDEN
-            subj = none
-            subj_xpos = none
             for j in range(lo, hi):
                 if heads[j] != i - lo + 1:
                     continue
@@ -338,9 +346,8 @@ def tree_features(sent_ptr, heads, values, kinds):
                     aux = _fold(aux, values[j, 3])
                 elif kinds[j] == MARKER:
                     mark = _fold(mark, values[j, 3])
-                elif kinds[j] == SUBJECT and subj == none:
-                    subj = values[j, 3]
-                    subj_xpos = values[j, 2]
+            subj = none if subject[i] < 0 else values[subject[i], 3]
+            subj_xpos = none if subject[i] < 0 else values[subject[i], 2]
             dependents = GOLDEN
             if m:
                 labels = np.unique(children[:m])
@@ -351,7 +358,8 @@ def tree_features(sent_ptr, heads, values, kinds):
                      (mark, _ZERO), (subj, _ZERO), (d, values[i, 3]), (head[3], d),
                      (head[0], d), (subj_xpos, _ZERO), (dependents, values[i, 5]),
                      (combine(_ZERO, head[2], d), values[i, 5]), (aux, values[i, 5]),
-                     (combine(_ZERO, subj, d), values[i, 4]))
+                     (combine(_ZERO, subj, d), values[i, 4]), (head[6], d), (head_subj, d),
+                     (values[i, 1], _ZERO), (values[i, 2], _ZERO), (values[i, 6], _ZERO))
             for j in range(N_TREE_FEATURES):
                 out[i, j] = combine(np.uint64(TREE_SEED + j), atoms[j][0], atoms[j][1])
     return out

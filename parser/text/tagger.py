@@ -71,6 +71,7 @@ References
 - J. Nivre, R. McDonald. Integrating graph-based and transition-based dependency
   parsers. ACL 2008 (stacking).
 - A. Martins, D. Das, N. Smith, E. Xing. Stacking dependency parsers. EMNLP 2008.
+- D. Wolpert. Stacked generalization. Neural Networks 5(2), 1992.
 - J. Strakova, M. Straka, J. Hajic. Open-source tools for morphology, lemmatization, POS
   tagging and named entity recognition. ACL 2014 (MorphoDiTa's suffix guesser).
 """
@@ -191,7 +192,8 @@ class TaggerOptions:
         tags and form, its dependents' DEPRELs, its auxiliaries, markers and subject):
         the *second-pass tagger* of a pipeline, which tags again once the sentence is
         parsed (stacking: Nivre and McDonald 2008; Martins et al. 2008). It is fitted on
-        the gold trees of the training data and tags sentences that have a tree.
+        the gold trees of the training data, reading the first pass's jackknifed tags
+        (:meth:`Tagger.fit`'s ``tagged``), and tags sentences that have a tree.
     """
 
     xpos: str = "separate"
@@ -272,8 +274,15 @@ class Tagger:
 
     # ------------------------------------------------------------------ training
 
-    def fit(self, sentences: Sequence[Sentence], *, epochs: int = 8, seed: int = 0) -> "Tagger":
+    def fit(self, sentences: Sequence[Sentence], *, epochs: int = 8, seed: int = 0,
+            tagged: Sequence[Sentence] | None = None) -> "Tagger":
         """Train every layer for ``epochs`` passes over ``sentences`` (gold tags).
+
+        With tree features (:attr:`TaggerOptions.tree`), ``tagged`` are the same
+        sentences as a first-pass tagger tags them (jackknifed, :func:`jackknife`): the
+        tree features read the tags of a word's head and subject there, of the quality
+        they have when a parsed sentence is tagged again (stacking: Wolpert 1992, Martins
+        et al. 2008), and ``sentences`` give the gold tags to learn.
 
         Sentences are shuffled before each epoch by a ``numpy`` generator seeded with
         ``seed``: the same data, parameters and seed give the same model.
@@ -297,7 +306,9 @@ class Tagger:
         self.cluster_table_ = ClusterTable.of(self.clusters or {})
         self.stem_keys_, self.stem_classes_ = (_stem_table(sentences) if self.options.endings
                                                else (np.zeros(0, np.uint64),) * 2)
-        features, sent_ptr, tok_dict = self._encode(sentences)
+        if tagged is not None and [s.forms for s in tagged] != [s.forms for s in sentences]:
+            raise ValueError("tagged must be the training sentences, tagged")
+        features, sent_ptr, tok_dict = self._encode(sentences, tagged)
 
         rng = np.random.default_rng(seed)
         orders = [rng.permutation(len(sentences)) for _ in range(epochs)]
@@ -362,8 +373,11 @@ class Tagger:
         budget = max(self.options.max_weights // n_tags, 1)
         return 1 << min(self.options.hash_bits, budget.bit_length() - 1)
 
-    def _encode(self, sentences: Sequence[Sentence]) -> tuple[np.ndarray, ...]:
-        """``(features uint64 (N, F), sent_ptr int64 (S + 1,), tok_dict int64 (N,))``."""
+    def _encode(self, sentences: Sequence[Sentence], tagged: Sequence[Sentence] | None = None
+                ) -> tuple[np.ndarray, ...]:
+        """``(features uint64 (N, F), sent_ptr int64 (S + 1,), tok_dict int64 (N,))``;
+        the tree features, if any, read the trees of ``sentences`` and the tags of
+        ``tagged`` (default: ``sentences``)."""
         types: dict[str, int] = {}
         type_ids = np.fromiter((types.setdefault(form, len(types)) for s in sentences
                                 for form in s.forms[1:]), dtype=np.int64)
@@ -384,7 +398,8 @@ class Tagger:
         if self.options.endings:
             features = K.word_features(features, self._ending_atoms(list(types))[type_ids])
         if self.options.tree:
-            features = K.word_features(features, _tree_atoms(sentences, sent_ptr, features))
+            features = K.word_features(features, _tree_atoms(sentences, tagged or sentences,
+                                                             sent_ptr, features))
         rows = sorted_lookup(self.dict_keys_, np.arange(self.dict_keys_.shape[0]),
                        type_hashes[:, K.FORM], -1)
         return features, sent_ptr, rows[type_ids].astype(np.int64)
@@ -704,21 +719,22 @@ _DEPENDENT_KINDS = {"nsubj": K.SUBJECT, "csubj": K.SUBJECT, "expl": K.SUBJECT,
 """The universal DEPRELs of the dependents that :func:`K.tree_features` reads."""
 
 
-def _tree_atoms(sentences: Sequence[Sentence], sent_ptr: np.ndarray, features: np.ndarray
-                ) -> np.ndarray:
+def _tree_atoms(sentences: Sequence[Sentence], tagged: Sequence[Sentence],
+                sent_ptr: np.ndarray, features: np.ndarray) -> np.ndarray:
     """The columns of :func:`K.tree_features` for ``sentences`` (each with a tree:
-    ``ValueError`` otherwise), whose words' type hashes are the columns of ``features``
-    (:meth:`Tagger._encode`)."""
+    ``ValueError`` otherwise), with the tags of ``tagged``, whose words' type hashes are
+    the columns of ``features`` (:meth:`Tagger._encode`)."""
     if not all(s.has_tree() for s in sentences):
         raise ValueError("a tagger with tree features tags parsed sentences only: "
                          "every word needs a head")
     heads = np.concatenate([s.heads[1:] for s in sentences] or [np.zeros(0)]).astype(np.int64)
-    values = np.empty((features.shape[0], 6), dtype=np.uint64)
-    for j, column in enumerate(("deprels", "upos", "xpos")):
-        names, ids = np.unique([x for s in sentences for x in getattr(s, column)[1:]],
+    values = np.empty((features.shape[0], 7), dtype=np.uint64)
+    for j, column in ((0, "deprels"), (1, "upos"), (2, "xpos"), (6, "feats")):
+        names, ids = np.unique([x for s in (tagged if j else sentences)
+                                for x in getattr(s, column)[1:]],
                                return_inverse=True)
         values[:, j] = string_hashes(names.tolist(), K.TREE_SEED + 100 + j)[ids]
-    values[:, 3:] = features[:, [1 + K.LOWER, 1 + K.SUFFIX1 + 1, 1 + K.SUFFIX1 + 2]]
+    values[:, 3:6] = features[:, [1 + K.LOWER, 1 + K.SUFFIX1 + 1, 1 + K.SUFFIX1 + 2]]
     kinds = np.fromiter((_DEPENDENT_KINDS.get(d.split(":")[0], 0)
                          for s in sentences for d in s.deprels[1:]), dtype=np.int64,
                         count=features.shape[0])
