@@ -13,6 +13,9 @@ treebank). The held-out sentences are annotated
 
 * from raw text, as ``polyparse parse --format text`` (``Parser.stream_text``);
 * from gold tokens, every column predicted, as ``polyparse parse --retag``;
+* when the model has a second-pass tagger (:meth:`parser.pipeline.Parser.retag_parsed`),
+  both again with the tags of the first pass (the same trees): what the second pass
+  gives;
 * from gold tokens with the predicted columns of the row before, one of them (``UPOS``,
   ``XPOS``, ``FEATS``, ``LEMMA``) or all four replaced by the gold ones, HEAD and DEPREL
   parsed again from those (as ``polyparse parse`` keeps the tags a CoNLL-U file gives);
@@ -57,6 +60,10 @@ set within which a tagging error is corrected (None: every word): with a set, on
 UPOS of the words whose predicted and gold UPOS are two of its tags (ADV is in both sets:
 it is confused with adjectives and with adpositions)."""
 
+FIRST_PASS = ", first-pass tags"
+"""The rows of a model with a second-pass tagger annotated without it (the same trees,
+the tags before parsing): what the second pass gives."""
+
 SHOWN = ("uas", "las", "clas", "mlas", "blex")
 """The metrics whose change from the gold-token row the table shows."""
 
@@ -93,11 +100,20 @@ def annotate(args, model: Path, held: Path, work: Path, name: str, udeval_: str)
         write_conllu(sentences, path)
         return path
 
-    runs = {"raw text": parsed(parser.stream_text(raw_text(list(read_conllu(held)))),
-                               work / "stages-raw-text.conllu"),
-            "gold tokens": parsed(parser.parse(read_conllu(held), retag=True),
-                                  work / "stages-gold-tokens.conllu")}
+    def both(suffix: str) -> dict[str, Path]:
+        return {"raw text" + suffix: parsed(
+                    parser.stream_text(raw_text(list(read_conllu(held)))),
+                    work / f"stages-raw-text{suffix.replace(' ', '-')}.conllu"),
+                "gold tokens" + suffix: parsed(
+                    parser.parse(read_conllu(held), retag=True),
+                    work / f"stages-gold-tokens{suffix.replace(' ', '-')}.conllu")}
+
+    runs = both("")
     predicted = blocks(runs["gold tokens"])
+    if parser.retagger is not None:          # the same trees, the first pass's tags
+        parser.retagger, second = None, parser.retagger
+        runs.update(both(FIRST_PASS))
+        parser.retagger = second
     for k, (given, (fields, among)) in enumerate(GIVEN.items()):
         text = given_gold(predicted, gold, fields, among)
         runs[f"gold tokens, gold {given}"] = parsed(
@@ -109,6 +125,8 @@ def annotate(args, model: Path, held: Path, work: Path, name: str, udeval_: str)
                      **{metric: s["f1"] for metric, s in scores.items()}, "conll18": scores})
     base = rows[1]
     for row in rows[2:]:
+        if not row["input"].startswith("gold tokens,"):
+            continue
         for metric in SHOWN:
             row[f"d_{metric}"] = row[metric] - base[metric]
     return rows
@@ -148,7 +166,9 @@ def main(argv: list[str] | None = None) -> None:
                               "`polyparse train --train TRAIN --lang LANG`") + "; held out: "
                  + how + ". F1 (%) by UD's `udeval --counts --no-enhanced`; *d X*: X minus "
                  "X from gold tokens with every column predicted. In the *gold* rows the "
-                 "given columns are gold and HEAD and DEPREL are parsed from them.")
+                 "given columns are gold and HEAD and DEPREL are parsed from them; the "
+                 "*first-pass tags* rows have the trees of the rows above them and the "
+                 "tags from before parsing, without the second pass.")
         table = write_table(
             args, args.out, "What each stage's errors cost the parse (issue 43, item 3)",
             rows, [("treebank", "treebank"), ("input", "input"), *conll18_columns(),
