@@ -138,7 +138,9 @@ def answer(parser: Parser, request: Request, config: ServeConfig) -> dict:
             stream = io.StringIO(request.text)
             stream.name = INPUT_NAME
             sentences = read_conllu(stream)
-        drawn = [parsed_figure(parser, sentence, request.views) for sentence in sentences]
+        drawn = [parsed_figure(parser, sentence, request.views,
+                               second_pass=request.format == "text")
+                 for sentence in sentences]
         milliseconds = 1000.0 * (time.perf_counter() - start)
     except (CorpusError, ValueError) as error:     # MissingComponentError is a ValueError
         raise RequestError(HTTPStatus.BAD_REQUEST, str(error)) from None

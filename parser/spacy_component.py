@@ -169,7 +169,8 @@ class PolyparseComponent:
 
     def parse(self, docs: list[Doc]) -> None:
         """Tag (with the model's tagger, if it has one) and parse every sentence of
-        ``docs`` and write the results into them."""
+        ``docs`` and write the results into them (the tags of the second pass if the
+        model has one, :meth:`~parser.pipeline.Parser.retag_parsed`)."""
         parser = self.parser
         retag = parser.tagger is not None
         units = [words for doc in docs for words in self.sentences(doc)]
@@ -181,11 +182,12 @@ class PolyparseComponent:
             if not words.tokens:
                 parsed[id(words.span.doc)].append((words, None, None))
                 continue
-            sentence = next(tagged)
-            if retag:
-                write_tags(words, sentence, lemmas=parser.lemmatizer is not None)
-            parsed[id(words.span.doc)].append(
-                (words, *self._parse_one(words, sentence, id(words.span.doc) in constrained)))
+            tree, record = self._parse_one(words, next(tagged),
+                                           id(words.span.doc) in constrained)
+            if retag:       # the tags of the second pass, which read the tree
+                write_tags(words, parser.retag_parsed([tree])[0],
+                           lemmas=parser.lemmatizer is not None)
+            parsed[id(words.span.doc)].append((words, tree, record))
         for doc in docs:
             done = parsed[id(doc)]
             write_trees(doc, [(words, tree) for words, tree, _ in done if tree is not None])

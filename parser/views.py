@@ -73,9 +73,12 @@ class Drawn:
 
 
 def parsed_figure(parser: Parser, sentence: Sentence, views: Views,
-                  gold: Sentence | None = None) -> Drawn:
+                  gold: Sentence | None = None, *, second_pass: bool = False) -> Drawn:
     """Parse ``sentence`` (its tags as given) and draw it as ``views`` ask; with
-    ``gold`` (:func:`check_gold`), mark the heads and labels that differ from it."""
+    ``gold`` (:func:`check_gold`), mark the heads and labels that differ from it. With
+    ``second_pass`` (for a sentence the model tagged itself), the parsed sentences and
+    the UPOS drawn under the words are the model's second pass's
+    (:meth:`Parser.retag_parsed`), as ``polyparse parse`` writes them."""
     if views.kbest is not None:
         best = parser.kbest(sentence, views.kbest)
         first = tree_arcs(best[0][0])
@@ -92,6 +95,8 @@ def parsed_figure(parser: Parser, sentence: Sentence, views: Views,
                      caption=_certificate_text(analysis.certificate.comment()))
         parsed = [analysis.annotated(certify=True)]
         rows = [(tree,)]
+    if second_pass:
+        parsed = parser.retag_parsed(parsed)
     notes = []
     if views.lp and views.lp_max_words is not None and len(sentence) > views.lp_max_words:
         notes.append(f"LP relaxation not solved: {len(sentence)} words, more than "
@@ -106,8 +111,8 @@ def parsed_figure(parser: Parser, sentence: Sentence, views: Views,
                            _marked(arcs, gold),
                            caption=_certificate_text(rounded.certificate.comment()),
                            kind="lp"),))
-    return Drawn(Figure(title_of(sentence), words_of(sentence), tuple(rows), tuple(notes)),
-                 parsed)
+    return Drawn(Figure(title_of(sentence), words_of(parsed[0] if second_pass else sentence),
+                        tuple(rows), tuple(notes)), parsed)
 
 
 def given_figure(sentence: Sentence, gold: Sentence | None = None) -> Figure:

@@ -77,7 +77,8 @@ def test_an_answer_is_what_parse_writes_and_draws_it(server, sample_model_path):
     status, answer = post(server, {"text": text, "lp": True})
     assert status == 200 and answer["sentences"] == 2 and answer["warnings"] == []
     parser = Parser.load(sample_model_path)
-    expected = [parser.analyze(s).annotated(certify=True) for s in parser.tag_text(text)]
+    expected = parser.retag_parsed([parser.analyze(s).annotated(certify=True)
+                                    for s in parser.tag_text(text)])
     assert answer["conllu"] == "".join(s.to_text() for s in expected)
     assert answer["words"] == sum(len(s) for s in expected)
     assert answer["milliseconds"] > 0

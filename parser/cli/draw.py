@@ -95,7 +95,7 @@ def run(args) -> None:
     name = "--text" if args.text is not None else args.input or "<stdin>"
     try:
         figures = _figures(parser, _draw_input(args, fmt, parser, name), views, gold,
-                           args.gold, name)
+                           args.gold, name, second_pass=fmt == "text")
         count = 0
         if args.html:
             with atomic_write(args.html) as out:
@@ -127,10 +127,12 @@ def _draw_input(args, fmt: str, parser, name: str):
                    total=sentence_total(args.input))
 
 
-def _figures(parser, sentences, views, gold, gold_name: str | None, name: str):
-    """The figure of each sentence: parsed by ``parser`` and drawn as ``views`` ask,
-    or its own tree (no parser); marked against the sentence of ``gold`` in the same
-    place, which must have the same words (a located error otherwise)."""
+def _figures(parser, sentences, views, gold, gold_name: str | None, name: str, *,
+             second_pass: bool = False):
+    """The figure of each sentence: parsed by ``parser`` and drawn as ``views`` ask
+    (tagged again by its second pass if ``second_pass``: raw text), or its own tree (no
+    parser); marked against the sentence of ``gold`` in the same place, which must have
+    the same words (a located error otherwise)."""
     from ..views import check_gold, given_figure, parsed_figure
 
     golds = iter(gold) if gold is not None else None
@@ -144,7 +146,8 @@ def _figures(parser, sentences, views, gold, gold_name: str | None, name: str):
         if parser is None:
             yield given_figure(sentence, gold_sentence)
         else:
-            yield parsed_figure(parser, sentence, views, gold_sentence).figure
+            yield parsed_figure(parser, sentence, views, gold_sentence,
+                                second_pass=second_pass).figure
     if golds is not None and next(golds, None) is not None:
         raise CorpusError(gold_name, None, f"has more sentences than {name}")
 
