@@ -638,6 +638,8 @@ def test_save_load_gives_identical_tags(sample, sample_tagger):
         assert np.array_equal(a.weights, b.weights)
     with pytest.raises(ValueError, match="polyparse-tagger"):
         Tagger.from_arrays(dict(meta, format_version=0), arrays)
+    with pytest.raises(ValueError, match="tree features"):     # hashed other columns
+        Tagger.from_arrays(dict(meta, n_tree_features=K.N_TREE_FEATURES - 1), arrays)
 
 
 def test_fit_is_deterministic_given_seed(sample, sample_tagger):

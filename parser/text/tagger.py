@@ -533,7 +533,8 @@ class Tagger:
         and ``.group_tags``.
         """
         meta = {"format": FORMAT, "format_version": FORMAT_VERSION,
-                "n_features": K.N_FEATURES, "params": self.get_params(),
+                "n_features": K.N_FEATURES, "n_tree_features": K.N_TREE_FEATURES,
+                "params": self.get_params(),
                 "history": self.history_,
                 "layers": [{"name": layer.name, "tags": list(layer.tags),
                             "n_rows": layer.weights.shape[0]} for layer in self.layers_]}
@@ -551,10 +552,12 @@ class Tagger:
     @classmethod
     def from_arrays(cls, meta: dict, arrays: dict[str, np.ndarray]) -> "Tagger":
         """The tagger saved by :meth:`to_arrays`."""
-        found = (meta.get("format"), meta.get("format_version"), meta.get("n_features"))
-        if found != (FORMAT, FORMAT_VERSION, K.N_FEATURES):
+        found = (meta.get("format"), meta.get("format_version"), meta.get("n_features"),
+                 meta.get("n_tree_features", K.N_TREE_FEATURES))
+        if found != (FORMAT, FORMAT_VERSION, K.N_FEATURES, K.N_TREE_FEATURES):
             raise ValueError(f"not a {FORMAT} model of version {FORMAT_VERSION} with "
-                             f"{K.N_FEATURES} features: {found}")
+                             f"{K.N_FEATURES} features and {K.N_TREE_FEATURES} tree "
+                             f"features: {found}")
         tagger = cls(TaggerOptions(**{**_OLD_VALUES, **meta["params"]}))
         tagger.history_ = list(meta["history"])
         for name, dtype in _TABLES.items():
