@@ -338,7 +338,7 @@ def _train_with(args, config, client, train_path: str, dev_path: str | None):
     parser.save(args.model)
     log.info("trained on %d sentences in %.1f s; model written to %s (%s)", len(train),
              time.perf_counter() - start, args.model,
-             ", ".join(["parser"] + [name for name in ("tokenizer", "tagger",
-                                                           "lemmatizer")
-                                     if getattr(parser, name) is not None]))
+             ", ".join(["parser"] + [label for name, label in (
+                 ("tokenizer", "tokenizer"), ("tagger", "tagger"), ("lemmatizer", "lemmatizer"),
+                 ("retagger", "second-pass tagger")) if getattr(parser, name) is not None]))
     return parser
