@@ -46,11 +46,13 @@ class TaggerConfig(TaggerOptions):
         Also fit a second-pass tagger, the tagger's options with tree features
         (:attr:`~parser.text.TaggerOptions.tree`), on the gold trees and the
         jackknifed tags of the training data: a parse tags its sentences again with it
-        once their trees are known (:meth:`parser.pipeline.Parser.retag_parsed`).
+        once their trees are known (:meth:`parser.pipeline.Parser.retag_parsed`). Off
+        by default; on in the recipes whose treebanks it helped
+        (:attr:`parser.recipes.Recipe.second_pass`).
     """
 
     epochs: int = 8
-    second_pass: bool = True
+    second_pass: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -38,7 +38,9 @@ def sample_model_path(tmp_path_factory, sample_train):
     every epoch, feature spaces sized from the data) but small: the first
     :data:`MODEL_SENTENCES` sentences of the sample, 2 epochs, a tagger of 4 epochs
     jackknifed in 3 folds. Without UD rules (``--no-ud-rules``): the tests of parsing,
-    certificates and speed keep their meaning; tests/test_constraints.py tests the rules."""
+    certificates and speed keep their meaning; tests/test_constraints.py tests the rules.
+    With the second-pass tagger (``--second-pass``), so that every way of parsing raw text
+    is tested with it."""
     import fcntl
 
     from polyparse.parser.cli import main
@@ -56,7 +58,8 @@ def sample_model_path(tmp_path_factory, sample_train):
             train.write_text("".join(s.to_text() for s in sample_train[:MODEL_SENTENCES]))
             assert main(["-q", "train", "--train", str(train), "--dev",
                          str(SAMPLE / "dev.conllu"), "--model", str(path), "--epochs", "2",
-                         "--jackknife", "3", "--tagger-epochs", "4", "--no-ud-rules"]) == 0
+                         "--jackknife", "3", "--tagger-epochs", "4", "--no-ud-rules",
+                         "--second-pass"]) == 0
     return path
 
 

@@ -143,6 +143,8 @@ def test_a_treebank_trains_with_its_familys_recipe():
     assert (english.order, english.tagger.endings) == ("2", False)
     slovenian = config_of("--treebank", "UD_Slovenian-SSJ")
     assert (slovenian.order, slovenian.tagger.endings) == ("2", False)
+    assert [c.tagger.second_pass for c in (turkish, english, slovenian)] == \
+        [False, False, True]
 
 
 def test_a_language_code_trains_a_file_with_its_familys_recipe():
@@ -152,9 +154,12 @@ def test_a_language_code_trains_a_file_with_its_familys_recipe():
 
 
 def test_options_given_override_the_recipe():
-    turkish = config_of("--treebank", "UD_Turkish-IMST", "--order", "1", "--no-morphology")
-    assert (turkish.order, turkish.features.morphology, turkish.tagger.feats) == \
-        ("1", False, "split")
+    turkish = config_of("--treebank", "UD_Turkish-IMST", "--order", "1", "--no-morphology",
+                        "--second-pass")
+    assert (turkish.order, turkish.features.morphology, turkish.tagger.feats,
+            turkish.tagger.second_pass) == ("1", False, "split", True)
+    assert not config_of("--treebank", "UD_Slovenian-SSJ",
+                         "--no-second-pass").tagger.second_pass
 
 
 def test_a_language_in_no_family_and_a_file_get_the_plain_defaults():

@@ -81,10 +81,10 @@ def add(sub) -> None:
     p.add_argument("--no-tagger", action="store_true",
                    help="train no tagger: the parser learns from the gold UPOS/XPOS/LEMMA "
                         "(parse then needs tagged CoNLL-U input)")
-    p.add_argument("--no-second-pass", action="store_true",
-                   help="fit no second-pass tagger (by default a second tagger, which "
-                        "sees each word's place in the parsed tree, tags every parsed "
-                        "sentence again)")
+    p.add_argument("--second-pass", action=argparse.BooleanOptionalAction, default=None,
+                   help="fit a second-pass tagger, which sees each word's place in the "
+                        "parsed tree and tags every parsed sentence again (default: as "
+                        "the language's recipe says; on for Slavic languages)")
     p.add_argument("--no-ud-rules", action="store_true",
                    help="do not learn UD's validator rules (by default the model learns "
                         "those its treebank keeps and enforces them when it parses)")
@@ -292,7 +292,8 @@ def train_config(args, recipe: Recipe = PLAIN):
                                 labeled=args.labeled_pruner),
             tagger=None if args.no_tagger else TaggerConfig(
                 **asdict(recipe.tagger), **given(epochs=args.tagger_epochs),
-                second_pass=not args.no_second_pass),
+                second_pass=recipe.second_pass if args.second_pass is None
+                else args.second_pass),
             word_clusters=args.word_clusters,
             jackknife=args.jackknife, ud_rules=not args.no_ud_rules,
             mixing=None if args.shards is None else MixingConfig(args.shards))
