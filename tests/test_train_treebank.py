@@ -143,8 +143,10 @@ def test_a_treebank_trains_with_its_familys_recipe():
     assert (english.order, english.tagger.endings) == ("2", False)
     slovenian = config_of("--treebank", "UD_Slovenian-SSJ")
     assert (slovenian.order, slovenian.tagger.endings) == ("2", False)
-    assert [c.tagger.second_pass for c in (turkish, english, slovenian)] == \
-        [False, False, True]
+    danish = config_of("--treebank", "UD_Danish-DDT")
+    assert [c.tagger.second_pass for c in (turkish, english, slovenian, danish)] == \
+        [False, True, True, False]
+    assert english.order == danish.order == "2"
 
 
 def test_a_language_code_trains_a_file_with_its_familys_recipe():

@@ -84,7 +84,7 @@ def add(sub) -> None:
     p.add_argument("--second-pass", action=argparse.BooleanOptionalAction, default=None,
                    help="fit a second-pass tagger, which sees each word's place in the "
                         "parsed tree and tags every parsed sentence again (default: as "
-                        "the language's recipe says; on for Slavic languages)")
+                        "the language's recipe says; on for Slavic languages and English)")
     p.add_argument("--no-ud-rules", action="store_true",
                    help="do not learn UD's validator rules (by default the model learns "
                         "those its treebank keeps and enforces them when it parses)")
