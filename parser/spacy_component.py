@@ -182,12 +182,15 @@ class PolyparseComponent:
             if not words.tokens:
                 parsed[id(words.span.doc)].append((words, None, None))
                 continue
-            tree, record = self._parse_one(words, next(tagged),
-                                           id(words.span.doc) in constrained)
-            if retag:       # the tags of the second pass, which read the tree
-                write_tags(words, parser.retag_parsed([tree])[0],
-                           lemmas=parser.lemmatizer is not None)
-            parsed[id(words.span.doc)].append((words, tree, record))
+            parsed[id(words.span.doc)].append(
+                (words, *self._parse_one(words, next(tagged),
+                                         id(words.span.doc) in constrained)))
+        if retag:           # the tags of the second pass, which read the trees
+            done = [(words, tree) for doc in docs for words, tree, _ in parsed[id(doc)]
+                    if tree is not None]
+            for (words, _), sentence in zip(done, parser.retag_parsed(
+                    [tree for _, tree in done])):
+                write_tags(words, sentence, lemmas=parser.lemmatizer is not None)
         for doc in docs:
             done = parsed[id(doc)]
             write_trees(doc, [(words, tree) for words, tree, _ in done if tree is not None])

@@ -286,7 +286,7 @@ class Tagger:
     def get_params(self) -> dict:
         """Its :class:`TaggerOptions` as JSON (those of a subclass, such as a training
         run's :class:`~parser.config.TaggerConfig`, left out)."""
-        return {f.name: getattr(self.options, f.name) for f in fields(TaggerOptions)}
+        return _own_options(self.options)
 
     # ------------------------------------------------------------------ training
 
@@ -603,11 +603,16 @@ def _averaged(weights: np.ndarray, weights_sum: np.ndarray, step: int) -> np.nda
     return np.subtract(weights, weights_sum, out=weights, casting="same_kind")
 
 
+def _own_options(options: TaggerOptions) -> dict:
+    """The fields of :class:`TaggerOptions` in ``options`` (of a subclass too, such as a
+    training run's :class:`~parser.config.TaggerConfig`), as JSON."""
+    return {f.name: getattr(options, f.name) for f in fields(TaggerOptions)}
+
+
 def second_pass_options(options: TaggerOptions) -> TaggerOptions:
-    """The :class:`TaggerOptions` of ``options`` (of a subclass too, such as a training
-    run's) with tree features: those of the second-pass tagger."""
-    return TaggerOptions(**{**{f.name: getattr(options, f.name) for f in fields(TaggerOptions)},
-                            "tree": True})
+    """The :class:`TaggerOptions` of ``options`` (of a subclass too) with tree features:
+    those of the second-pass tagger."""
+    return TaggerOptions(**{**_own_options(options), "tree": True})
 
 
 def jackknife(sentences: Sequence[Sentence], k: int = 10,
@@ -753,10 +758,10 @@ def _tree_atoms(sentences: Sequence[Sentence], tagged: Sequence[Sentence],
                                 for x in getattr(s, column)[1:]],
                                return_inverse=True)
         values[:, j] = string_hashes(names.tolist(), K.TREE_SEED + 100 + j)[ids]
+        if j == 0:          # the kind of dependent each DEPREL makes a word
+            kinds = np.array([_DEPENDENT_KINDS.get(d.split(":")[0], 0) for d in names],
+                             dtype=np.int64)[ids]
     values[:, 3:6] = features[:, [1 + K.LOWER, 1 + K.SUFFIX1 + 1, 1 + K.SUFFIX1 + 2]]
-    kinds = np.fromiter((_DEPENDENT_KINDS.get(d.split(":")[0], 0)
-                         for s in sentences for d in s.deprels[1:]), dtype=np.int64,
-                        count=features.shape[0])
     with np.errstate(over="ignore"):
         return K.tree_features(sent_ptr, heads, values, kinds)
 
