@@ -176,6 +176,23 @@ def test_unseen_words_get_the_rule_of_their_kind():
     assert lemmatizer.predict(test, tagger) == [(ROOT, "they", "melt", "cat", ".")]
 
 
+def test_the_features_of_a_word_choose_among_the_lemmas_of_its_form():
+    # en_ewt's "her": the object is "she", the possessive "her"; the pair (her, PRON) alone
+    # would give every "her" the majority's lemma
+    def her(feats, lemma):
+        return Sentence.from_words(["Ask", "her", "."], lemmas=["ask", lemma, "."],
+                                   upos=["VERB", "PRON", "PUNCT"], feats=["_", feats, "_"])
+    train = [her("Case=Acc", "she")] * 3 + [her("Poss=Yes", "her")] * 2
+    tagger = Tagger(TaggerOptions(hash_bits=12)).fit(train, epochs=2)
+    lemmatizer = Lemmatizer(LemmatizerOptions(hash_bits=12)).fit(train, tagger, epochs=2)
+    assert lemmatizer.dictionary_["her", "PRON"] == "she"
+    assert lemmatizer.feats_dictionary_ == {("her", "PRON", "Poss=Yes"): "her"}
+    test = [her(feats, "_") for feats in ("Poss=Yes", "Case=Acc", "Number=Sing")]
+    assert [lemmas[2] for lemmas in lemmatizer.predict(test, tagger)] == ["her", "she", "she"]
+    loaded = Lemmatizer.from_arrays(*through_model_file(*lemmatizer.to_arrays()))
+    assert loaded.feats_dictionary_ == lemmatizer.feats_dictionary_
+
+
 def test_raw_text_words_all_get_a_lemma(sample):
     _, dev, tagger, lemmatizer = sample
     bare = [Sentence.from_words(s.forms[1:]) for s in dev]
@@ -199,6 +216,7 @@ def test_save_load_gives_identical_lemmas(sample):
     assert loaded.predict(dev, tagger) == lemmatizer.predict(dev, tagger)
     assert np.array_equal(loaded.weights_, lemmatizer.weights_)
     assert loaded.rules_ == lemmatizer.rules_ and loaded.dictionary_ == lemmatizer.dictionary_
+    assert loaded.feats_dictionary_ == lemmatizer.feats_dictionary_
     again = Lemmatizer(LemmatizerOptions(hash_bits=14)).fit(train, tagger, epochs=2)
     assert np.array_equal(again.weights_, lemmatizer.weights_)
     with pytest.raises(ValueError, match="polyparse-lemmatizer"):
