@@ -30,6 +30,12 @@ def fmix64(k):
 
 
 @njit(cache=True)
+def combine(seed, a, b):
+    """Hash of the ordered pair ``(a, b)`` under template ``seed`` (all ``uint64``)."""
+    return fmix64(fmix64(seed ^ a) * GOLDEN ^ b)
+
+
+@njit(cache=True)
 def hash_strings(buf, offsets, seeds):
     """Seeded FNV-1a-64 of byte strings ``buf[offsets[s]:offsets[s + 1]]``.
 

@@ -22,6 +22,7 @@ from polyparse.decoders.higher_order import PartsConfig
 from polyparse.features.extractor import FeatureConfig
 from polyparse.learning.mixing import MIXING
 from polyparse.learning.pruning import PrunerOptions
+from polyparse.learning.relabeler import RelabelerOptions
 from polyparse.learning.trainers import TRAINERS
 
 from .text import LemmatizerOptions, TaggerOptions, TokenizerOptions
@@ -145,6 +146,12 @@ class TrainConfig:
     read when training, or None: the tagger's features read the clusters, and the
     parser's do if ``features.clusters``; the model file keeps the table.
 
+    ``relabeler`` is None, or the :class:`~learning.relabeler.RelabelerOptions` of a
+    second-stage labeler fitted on the gold trees and jackknifed tags, which labels the
+    arcs of every decoded tree again (:class:`~learning.relabeler.Relabeler`). Off by
+    default; on in the recipes whose treebanks it helped
+    (:attr:`parser.recipes.Recipe.relabel`).
+
     ``mixing`` is None for a run in one process, or a :class:`MixingConfig` for iterative
     parameter mixing. Where the shards ran (this process or a Dask cluster) does not
     change the weights and is not stored.
@@ -167,13 +174,15 @@ class TrainConfig:
     jackknife: int = 10
     lemmas: bool | None = None
     ud_rules: bool = True                          # learn UD's validator rules (UD data)
+    relabeler: RelabelerOptions | None = None
     mixing: MixingConfig | None = None
     word_clusters: str | None = None
 
     TYPED: ClassVar[dict[str, type]] = {
         "features": FeatureConfig, "parts": PartsConfig, "pruner": PrunerConfig,
         "tokenizer": TokenizerOptions, "tagger": TaggerConfig,
-        "lemmatizer": LemmatizerConfig, "mixing": MixingConfig}
+        "lemmatizer": LemmatizerConfig, "relabeler": RelabelerOptions,
+        "mixing": MixingConfig}
     """The settings of a type of their own (None where the field allows it)."""
 
     def __post_init__(self) -> None:

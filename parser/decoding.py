@@ -20,6 +20,7 @@ from polyparse.learning.confidence import (Temperatures, fit_temperatures, head_
                                            head_model, label_probabilities, masked_scores)
 from polyparse.learning.inference import predict
 from polyparse.learning.model import Example, LinearModel
+from polyparse.learning.relabeler import Relabeler
 
 from .analysis import Analysis, Plain, Relaxation
 from .config import TrainConfig, config_decoder
@@ -39,11 +40,16 @@ class Decoding(ConstrainedDecoding):
         :class:`~decoders.base.CertificateCounts` of the sentences parsed so far (worker
         processes' included): how many per kind of :class:`~decoders.base.Certificate`,
         and how many proven optimal.
+    relabeler:
+        The second-stage :class:`~learning.relabeler.Relabeler` that labels the arcs of
+        each tree decoded without constraints again, or None (the first stage's labels).
     """
 
     def __init__(self, model: LinearModel, config: TrainConfig,
-                 ud_rules: UDRules | None = None) -> None:
+                 ud_rules: UDRules | None = None, relabeler: Relabeler | None = None
+                 ) -> None:
         super().__init__(model, config, ud_rules)
+        self.relabeler = relabeler
         self.decodings = CertificateCounts()
         self._warm = False
 
@@ -108,8 +114,7 @@ class Decoding(ConstrainedDecoding):
             if rules:
                 # the unconstrained optimum is the constrained one when it breaks no rule
                 parsed = self._labelled(sentence, plain.result.heads, plain.label_ids)
-                broken = check(parsed)[1]
-                if any(broken[rule] for rule in self.ud_rules.rules):
+                if self._breaks_rules(parsed):
                     plain = None
                 else:
                     self.constrained["rules_held"] += 1
@@ -205,7 +210,8 @@ class Decoding(ConstrainedDecoding):
     def _plain(self, seen: Sentence, confidence: Temperatures | None,
                every_label: bool = False, decoder: Decoder | None = None) -> "Plain":
         """Decode ``seen`` without constraints by ``decoder`` (the parser's by default),
-        each arc with its best label; with ``every_label``, an arc-factored model also
+        each arc with its best label, or with the best label of both stages when the
+        parser has a :attr:`relabeler` (:meth:`_relabelled`); with ``every_label``, an arc-factored model also
         keeps every label's score of every arc (for :meth:`decode_constrained`, which
         then needs no label features)."""
         decoder = decoder or self.decoder
@@ -223,7 +229,30 @@ class Decoding(ConstrainedDecoding):
             result, label_ids, example = self._decode_parts(seen, decoder)
             if confidence is not None:
                 S, _ = head_model(self.model).arc_scores(seen)
+        if self.relabeler is not None and n:
+            label_ids = self._relabelled(seen, result.heads, label_ids)
         return Plain(result, label_ids, S, example, label_scores)
+
+    def _relabelled(self, seen: Sentence, heads: np.ndarray, label_ids: np.ndarray
+                    ) -> np.ndarray:
+        """The label ids of the tree ``heads`` of ``seen`` (first labelled ``label_ids``)
+        under both stages' scores (:meth:`~learning.relabeler.Relabeler.combine`), unless
+        they break a UD rule in force that the first stage's labels keep: then the first
+        stage's (a tree that breaks none needs no constrained decoding)."""
+        words = np.arange(1, len(heads))
+        first = self.model.label_scores(seen, np.stack([heads[1:], words], axis=1))
+        labelled = self._labelled(seen, heads, label_ids)
+        relabelled = self.relabeler.combine(labelled, first)
+        if (self.rules_in_force(seen)
+                and self._breaks_rules(self._labelled(seen, heads, relabelled))
+                and not self._breaks_rules(labelled)):
+            return label_ids
+        return relabelled
+
+    def _breaks_rules(self, parsed: Sentence) -> bool:
+        """Whether the tree of ``parsed`` breaks one of the model's UD rules."""
+        broken = check(parsed)[1]
+        return any(broken[rule] for rule in self.ud_rules.rules)
 
     def fit_confidence(self, sentences: Sequence[Sentence]) -> Temperatures:
         """The temperatures of :func:`learning.confidence.fit_temperatures` on gold

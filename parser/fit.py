@@ -54,7 +54,7 @@ def train(cls: type, train: Sequence[Sentence], config: TrainConfig,
     prepared = training.prepare(train, config, dev, progress=progress)
     parser = cls(prepared.model, config, TrainReport(), tokenizer=prepared.tokenizer,
                  tagger=prepared.tagger, lemmatizer=prepared.lemmatizer,
-                 retagger=prepared.retagger)
+                 retagger=prepared.retagger, relabeler=prepared.relabeler)
     with contextlib.ExitStack() as stack:
         if config.mixing is None:
             epochs = trainer.run(Examples(prepared.model, prepared.train),

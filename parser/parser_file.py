@@ -3,7 +3,7 @@ format: numpy arrays plus JSON metadata, never pickle).
 
 The parser's weights and its pruner's are stored sparsely; its tokenizer, tagger and
 lemmatizer and second-pass tagger, when it has them, put their arrays under the prefixes
-``tokenizer_``, ``tagger_``, ``lemmatizer_`` and ``retagger_`` and their JSON in the metadata, beside the training
+``tokenizer_``, ``tagger_``, ``lemmatizer_``, ``retagger_`` and ``relabeler_`` and their JSON in the metadata, beside the training
 settings (the word clusters that the parser's features read are the tagger's
 ``tagger_cluster_*`` arrays when it has the same ones, else ``clusters_*``) (:class:`~parser.config.TrainConfig`, which names the trainer and its declared
 options) and the training report.
@@ -20,6 +20,7 @@ from polyparse.corpora.word_clusters import ClusterTable
 from polyparse.features.extractor import FeatureExtractor
 from polyparse.learning.model import LinearModel
 from polyparse.learning.pruning import Pruner
+from polyparse.learning.relabeler import Relabeler
 from polyparse.learning.trainers import TrainReport
 
 from . import model_file
@@ -41,6 +42,7 @@ class Stored:
     lemmatizer: Lemmatizer | None
     ud_rules: UDRules | None = None
     retagger: Tagger | None = None
+    relabeler: Relabeler | None = None
 
 
 def write(parser: Stored, path: str | Path) -> None:
@@ -57,6 +59,7 @@ def write(parser: Stored, path: str | Path) -> None:
         "tagger": None,
         "lemmatizer": None,
         "retagger": None,
+        "relabeler": None,
         # the UD validator rules learned from the training treebank (parser.ud_rules);
         # a file without this entry has none
         "ud_rules": parser.ud_rules.to_json(),
@@ -80,6 +83,9 @@ def write(parser: Stored, path: str | Path) -> None:
     if parser.retagger is not None:
         meta["retagger"], retagger_arrays = parser.retagger.to_arrays()
         arrays.update(_prefixed("retagger_", retagger_arrays))
+    if parser.relabeler is not None:
+        meta["relabeler"], relabeler_arrays = parser.relabeler.to_arrays()
+        arrays.update(_prefixed("relabeler_", relabeler_arrays))
     model_file.save(path, model_file.ModelFile(meta, arrays))
 
 
@@ -118,11 +124,16 @@ def read(path: str | Path) -> Stored:
         retagger = None
         if meta.get("retagger"):
             retagger = Tagger.from_arrays(meta["retagger"], _unprefixed("retagger_", arrays))
+        relabeler = None
+        if meta.get("relabeler"):
+            relabeler = Relabeler.from_arrays(meta["relabeler"],
+                                              _unprefixed("relabeler_", arrays))
         report = TrainReport.from_json(meta.get("report", []))
         ud_rules = UDRules.from_json(meta.get("ud_rules"))
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise model_file.ModelFileError(f"{path}: damaged model file ({error})") from None
-    return Stored(model, config, report, tokenizer, tagger, lemmatizer, ud_rules, retagger)
+    return Stored(model, config, report, tokenizer, tagger, lemmatizer, ud_rules, retagger,
+                  relabeler)
 
 
 def write_tokenizer(tokenizer: Tokenizer, path: str | Path) -> None:

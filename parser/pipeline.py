@@ -20,6 +20,7 @@ from polyparse.corpora.document import Document
 from polyparse.corpora.sentence import MAX_SENTENCE_WORDS, Sentence
 from polyparse.learning.confidence import Temperatures, head_model
 from polyparse.learning.model import LinearModel
+from polyparse.learning.relabeler import Relabeler
 from polyparse.learning.trainers import TrainReport
 
 from . import fit, kbest_constrained, parser_file
@@ -61,6 +62,8 @@ class Parser(Decoding):
         :attr:`~parser.text.TaggerOptions.tree`), which tags the sentences it parsed again
         once their trees are known (:meth:`retag_parsed`), or None (trained without it,
         or an older model file).
+    relabeler:
+        The second-stage labeler (:attr:`~parser.decoding.Decoding.relabeler`), or None.
     path:
         The file the parser was loaded from (None if trained in this process).
     """
@@ -68,8 +71,9 @@ class Parser(Decoding):
     def __init__(self, model: LinearModel, config: TrainConfig,
                  report: TrainReport | None = None, *, tokenizer: Tokenizer | None = None,
                  tagger: Tagger | None = None, lemmatizer: Lemmatizer | None = None,
-                 retagger: Tagger | None = None, ud_rules: UDRules | None = None) -> None:
-        super().__init__(model, config, ud_rules)
+                 retagger: Tagger | None = None, relabeler: Relabeler | None = None,
+                 ud_rules: UDRules | None = None) -> None:
+        super().__init__(model, config, ud_rules, relabeler)
         self.report = report
         self.tokenizer = tokenizer
         self.tagger = tagger
@@ -298,7 +302,8 @@ class Parser(Decoding):
         file (:func:`parser.parser_file.write`)."""
         parser_file.write(parser_file.Stored(self.model, self.config, self.report,
                                              self.tokenizer, self.tagger, self.lemmatizer,
-                                             self.ud_rules, self.retagger), path)
+                                             self.ud_rules, self.retagger, self.relabeler),
+                          path)
 
     @classmethod
     def load(cls, path: str | Path) -> "Parser":
@@ -306,7 +311,8 @@ class Parser(Decoding):
         stored = parser_file.read(path)
         parser = cls(stored.model, stored.config, stored.report, tokenizer=stored.tokenizer,
                      tagger=stored.tagger, lemmatizer=stored.lemmatizer,
-                     retagger=stored.retagger, ud_rules=stored.ud_rules)
+                     retagger=stored.retagger, relabeler=stored.relabeler,
+                     ud_rules=stored.ud_rules)
         parser.path = Path(path)
         return parser
 

@@ -16,6 +16,7 @@ from polyparse.features.extractor import FeatureExtractor
 from polyparse.learning.examples import Examples
 from polyparse.learning.model import LinearModel
 from polyparse.learning.pruning import Pruner
+from polyparse.learning.relabeler import Relabeler
 from polyparse.learning.trainers import make_trainer
 
 from .config import TrainConfig
@@ -28,7 +29,8 @@ log = logging.getLogger("polyparse.train")
 class Prepared:
     """The components of a parser before its weights are trained: ``model`` (feature
     map, labels, pruner; zero weights), the optional ``tokenizer``, ``tagger``,
-    ``lemmatizer`` and second-pass tagger ``retagger``, and the sentences as the parser sees them: ``train`` (jackknifed
+    ``lemmatizer``, second-pass tagger ``retagger`` and second-stage labeler
+    ``relabeler``, and the sentences as the parser sees them: ``train`` (jackknifed
     tags) and ``dev`` (the tagger's tags; None without dev)."""
 
     model: LinearModel
@@ -36,6 +38,7 @@ class Prepared:
     tagger: Tagger | None
     lemmatizer: Lemmatizer | None
     retagger: Tagger | None
+    relabeler: Relabeler | None
     train: list[Sentence]
     dev: list[Sentence] | None
 
@@ -45,7 +48,8 @@ def prepare(train: Sequence[Sentence], config: TrainConfig,
     """Fit the tokenizer (if ``train`` has ``# text``), the tagger (unless
     ``config.tagger`` is None) and with it the lemmatizer (on the jackknifed tags, unless
     ``config.lemmatizer`` is None), then the parser's feature map and labels on the
-    jackknifed tags, and the pruner if the model is pruned. ``config.features`` is set to
+    jackknifed tags, the pruner if the model is pruned, and the second-stage labeler
+    (unless ``config.relabeler`` is None) on the gold trees and jackknifed tags. ``config.features`` is set to
     the feature configuration chosen (its feature spaces sized)."""
     if config.tagger is not None and not 2 <= config.jackknife <= len(train):
         raise ValueError(f"jackknifing needs between 2 and {len(train)} folds (the number "
@@ -65,7 +69,10 @@ def prepare(train: Sequence[Sentence], config: TrainConfig,
     pruner = train_pruner(extractor, labels, parser_train, config, parser_dev,
                                progress) if config.pruned else None
     model = LinearModel(extractor, labels, parts=config.parts, pruner=pruner)
-    return Prepared(model, tokenizer, tagger, lemmatizer, retagger, parser_train, parser_dev)
+    relabeler = (None if config.relabeler is None else
+                 Relabeler(labels, config.relabeler).fit(parser_train, seed=config.seed))
+    return Prepared(model, tokenizer, tagger, lemmatizer, retagger, relabeler, parser_train,
+                    parser_dev)
 
 
 def fit_text_models(train: Sequence[Sentence], config: TrainConfig,

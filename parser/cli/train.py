@@ -85,6 +85,10 @@ def add(sub) -> None:
                    help="fit a second-pass tagger, which sees each word's place in the "
                         "parsed tree and tags every parsed sentence again (default: as "
                         "the language's recipe says; on for Slavic languages and English)")
+    p.add_argument("--relabel", action=argparse.BooleanOptionalAction, default=None,
+                   help="fit a second-stage labeler, which labels the arcs of every parsed "
+                        "tree again from the whole tree (default: as the language's recipe "
+                        "says; on for English)")
     p.add_argument("--no-ud-rules", action="store_true",
                    help="do not learn UD's validator rules (by default the model learns "
                         "those its treebank keeps and enforces them when it parses)")
@@ -260,6 +264,7 @@ def train_config(args, recipe: Recipe = PLAIN):
     is read or any kernel compiled."""
     from polyparse.decoders.higher_order import PartsConfig
     from polyparse.features.extractor import FeatureConfig
+    from polyparse.learning.relabeler import RelabelerOptions
 
     from ..config import MixingConfig, TrainConfig, config_decoder, default_decoder
 
@@ -296,6 +301,8 @@ def train_config(args, recipe: Recipe = PLAIN):
                 else args.second_pass),
             word_clusters=args.word_clusters,
             jackknife=args.jackknife, ud_rules=not args.no_ud_rules,
+            relabeler=RelabelerOptions() if (recipe.relabel if args.relabel is None
+                                             else args.relabel) else None,
             mixing=None if args.shards is None else MixingConfig(args.shards))
         config_decoder(config)
         trainer = make_trainer(config.trainer, epochs=config.epochs, seed=config.seed,
@@ -341,5 +348,6 @@ def _train_with(args, config, client, train_path: str, dev_path: str | None):
              time.perf_counter() - start, args.model,
              ", ".join(["parser"] + [label for name, label in (
                  ("tokenizer", "tokenizer"), ("tagger", "tagger"), ("lemmatizer", "lemmatizer"),
-                 ("retagger", "second-pass tagger")) if getattr(parser, name) is not None]))
+                 ("retagger", "second-pass tagger"), ("relabeler", "second-stage labeler"))
+                 if getattr(parser, name) is not None]))
     return parser

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from polyparse.corpora._hashing import GOLDEN, M1, fmix64
+from polyparse.corpora._hashing import GOLDEN, M1, combine, fmix64
 
 
 # Columns of the per-word-type hash table (``tagger._type_strings`` lists the strings):
@@ -48,12 +48,6 @@ OWN_SEED = N_FEATURES + N_GROUP_FEATURES + N_CLUSTER_FEATURES
 """First template seed of the columns of :func:`own_group_features`."""
 _ZERO = np.uint64(0)
 _NO_CLUSTER = np.uint64(0x5851F42D4C957F2D)
-
-
-@numba.njit(cache=True)
-def combine(seed, a, b):
-    """Hash of the ordered pair ``(a, b)`` under template ``seed`` (all ``uint64``)."""
-    return fmix64(fmix64(seed ^ a) * GOLDEN ^ b)
 
 
 @numba.njit(cache=True)
