@@ -162,12 +162,19 @@ class Relabeler:
         ptr, features = _encode(sentences)
         return K.scores(ptr, features, self.weights_)
 
+    def combined_scores(self, parsed: Sentence, first_stage: np.ndarray) -> np.ndarray:
+        """``(n, n_labels)``: the sum of both stages' standardized scores of the labels of
+        each word of ``parsed`` (a labelled tree), in the first stage's units (times the
+        spread of its scores of the arc, plus their mean), so that what was calibrated on
+        them (:mod:`learning.confidence`) still applies; ``first_stage`` are the first
+        stage's scores of its arcs."""
+        second = _standardized(self.scores([parsed]))
+        return first_stage + first_stage.std(axis=1, keepdims=True) * second
+
     def combine(self, parsed: Sentence, first_stage: np.ndarray) -> np.ndarray:
         """The label id of each word of ``parsed`` (a tree labelled by the first stage)
-        under the sum of both stages' standardized scores; ``first_stage`` are the first
-        stage's ``(n, n_labels)`` scores of its arcs."""
-        return np.argmax(_standardized(first_stage)
-                         + _standardized(self.scores([parsed])), axis=1)
+        under :meth:`combined_scores`."""
+        return np.argmax(self.combined_scores(parsed, first_stage), axis=1)
 
     # ------------------------------------------------------------------ storage
 

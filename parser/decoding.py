@@ -177,6 +177,8 @@ class Decoding(ConstrainedDecoding):
         marginals, unaccounted = self._head_marginals(sentence, S, confidence.head,
                                                       constraints)
         label_scores = self.model.label_scores(seen, np.stack([heads[1:], words], axis=1))
+        if self.relabeler is not None:
+            label_scores = self.relabeler.combined_scores(parsed, label_scores)
         return Analysis(parsed, certificate,
                         np.concatenate([[np.nan], marginals[heads[1:], words]]),
                         np.concatenate([[np.nan], label_probabilities(
@@ -292,12 +294,6 @@ class Decoding(ConstrainedDecoding):
         """``sentence`` with the tree ``heads`` and the labels ``label_ids`` (one per
         word)."""
         return sentence.with_tree(heads, [ROOT] + [self.model.labels[i] for i in label_ids])
-
-    def _arc_label_names(self, heads: np.ndarray, labels: np.ndarray) -> list[str]:
-        """Label names of the tree ``heads`` from the ``(n + 1, n + 1)`` best-label ids of
-        :meth:`LinearModel.arc_scores`."""
-        label_ids = labels[heads[1:], np.arange(1, len(heads))]
-        return [ROOT] + [self.model.labels[i] for i in label_ids]
 
     def warm_up(self) -> None:
         """Decode a sentence of three words once, plainly and under the UD rules, without

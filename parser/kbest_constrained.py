@@ -78,19 +78,25 @@ def _kbest_unconstrained(parser: Decoding, sentence: Sentence, k: int
                          ) -> list[tuple[Sentence, float]]:
     """:func:`kbest` by the decoder's own exact k-best algorithm (``mst``: Camerini,
     Fratta and Maffioli's, :mod:`decoders.kbest`; ``ilp``: no-good cuts), with no UD
-    rule or constraint in force: each arc with its best label."""
+    rule or constraint in force: each arc with its best label, or both stages' best with
+    a :attr:`~parser.decoding.Decoding.relabeler`, as ``parse`` labels (each tree's score
+    is the first stage's)."""
+    seen = parser.seen(sentence)
     if parser.model.arc_factored:
-        S, labels = parser.model.arc_scores(parser.seen(sentence))
+        S, labels = parser.model.arc_scores(seen)
         trees = parser.decoder.kbest_arcs(S, k)
-        names = [parser._arc_label_names(tree.heads, labels) for tree in trees]
+        label_ids = [labels[tree.heads[1:], np.arange(1, len(tree.heads))] for tree in trees]
     else:
-        example = parser.model.example(parser.seen(sentence))
+        example = parser.model.example(seen)
         scores = parser.model.scores(example)
         trees = parser.decoder.kbest(example.parts, scores.parts, k)
-        names = [parser.model.label_names(tree.heads, example, scores.labels)
-                 for tree in trees]
-    return [(sentence.with_tree(tree.heads, tree_names), tree.score)
-            for tree, tree_names in zip(trees, names)]
+        label_ids = [scores.labels[parser.model.arc_rows(tree.heads, example)]
+                     for tree in trees]
+    if parser.relabeler is not None:
+        label_ids = [parser._relabelled(seen, tree.heads, ids)
+                     for tree, ids in zip(trees, label_ids)]
+    return [(parser._labelled(sentence, tree.heads, ids), tree.score)
+            for tree, ids in zip(trees, label_ids)]
 
 
 class Ranked(NamedTuple):

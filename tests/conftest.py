@@ -39,8 +39,8 @@ def sample_model_path(tmp_path_factory, sample_train):
     :data:`MODEL_SENTENCES` sentences of the sample, 2 epochs, a tagger of 4 epochs
     jackknifed in 3 folds. Without UD rules (``--no-ud-rules``): the tests of parsing,
     certificates and speed keep their meaning; tests/test_constraints.py tests the rules.
-    With the second-pass tagger (``--second-pass``), so that every way of parsing raw text
-    is tested with it."""
+    With the second-pass tagger (``--second-pass``) and the second-stage labeler
+    (``--relabel``), so that every way of parsing raw text is tested with them."""
     import fcntl
 
     from polyparse.parser.cli import main
@@ -59,7 +59,7 @@ def sample_model_path(tmp_path_factory, sample_train):
             assert main(["-q", "train", "--train", str(train), "--dev",
                          str(SAMPLE / "dev.conllu"), "--model", str(path), "--epochs", "2",
                          "--jackknife", "3", "--tagger-epochs", "4", "--no-ud-rules",
-                         "--second-pass"]) == 0
+                         "--second-pass", "--relabel"]) == 0
     return path
 
 
