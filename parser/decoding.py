@@ -42,7 +42,8 @@ class Decoding(ConstrainedDecoding):
         and how many proven optimal.
     relabeler:
         The second-stage :class:`~learning.relabeler.Relabeler` that labels the arcs of
-        each tree decoded without constraints again, or None (the first stage's labels).
+        each tree decoded again (:meth:`_relabelled`; not those of a sentence under the
+        user's constraints), or None (the first stage's labels).
     """
 
     def __init__(self, model: LinearModel, config: TrainConfig,
@@ -127,6 +128,8 @@ class Decoding(ConstrainedDecoding):
             self.decodings.add(certificate)
             label_ids = labeled.labels[1:]
             heads = labeled.result.heads
+            if self.relabeler is not None and not user:
+                label_ids = self._relabelled(seen, heads, label_ids)
             parsed = self._labelled(sentence, heads, label_ids)
             if constraints is not None and constraints.keep_given:
                 parsed = _unknown_given_labels(parsed, sentence, self.model.labels)
