@@ -128,14 +128,15 @@ def train_polyparse(args, train: Path, work: Path) -> Path:
     names the treebank's language trains, with its family's recipe (order 2 for
     Germanic, Slavic and Turkic languages) and its word clusters where spaCy's lookups
     data has them and is installed (the sample treebank: the plain defaults);
-    ``--epochs`` if given."""
+    ``--epochs`` and ``--relabel`` if given."""
     model = work / "polyparse.npz"
     lang = [] if args.treebank == "sample" else ["--lang", args.lang]
     if args.warm_up:
         warm_training(train, recipe_for(args.lang)[1].order if lang else "1", work)
     epochs = ["--epochs", str(args.epochs)] if args.epochs else []
+    relabel = ["--relabel"] if args.relabel else []
     timed_command([*POLYPARSE, "train", "--train", str(train), "--model", str(model),
-                   *lang, *epochs], work / "polyparse-train.log")
+                   *lang, *epochs, *relabel], work / "polyparse-train.log")
     return model
 
 
@@ -507,6 +508,8 @@ def size_arguments(ap) -> None:
                     help="the first N held-out sentences (default all)")
     ap.add_argument("--epochs", type=int, default=None, metavar="N",
                     help="polyparse train --epochs N (default: polyparse's own)")
+    ap.add_argument("--relabel", action="store_true",
+                    help="polyparse train --relabel (default: as the language's recipe says)")
 
 
 def at_least_one(ap, args, options) -> None:

@@ -15,7 +15,8 @@ treebank). The held-out sentences are annotated
 * from gold tokens, every column predicted, as ``polyparse parse --retag``;
 * when the model has a second-pass tagger (:meth:`parser.pipeline.Parser.retag_parsed`),
   both again with the tags of the first pass (the same trees): what the second pass
-  gives;
+  gives; when it has a second-stage labeler (:mod:`learning.relabeler`), both again
+  without it (the first stage's labels): what the second stage gives;
 * from gold tokens with the predicted columns of the row before, one of them (``UPOS``,
   ``XPOS``, ``FEATS``, ``LEMMA``) or all four replaced by the gold ones, HEAD and DEPREL
   parsed again from those (as ``polyparse parse`` keeps the tags a CoNLL-U file gives);
@@ -64,12 +65,16 @@ FIRST_PASS = ", first-pass tags"
 """The rows of a model with a second-pass tagger annotated without it (the same trees,
 the tags before parsing): what the second pass gives."""
 
+FIRST_STAGE = ", first-stage labels"
+"""The rows of a model with a second-stage labeler annotated without it: what it gives."""
+
 SHOWN = ("uas", "las", "clas", "mlas", "blex")
 """The metrics whose change from the gold-token row the table shows."""
 
 SMOKE = ["--treebanks", "sample", "--max-train", "30", "--max-dev", "10", "--epochs", "1",
-         "--no-warm-up", "--work", "{results}/work"]
-"""The smoke run: polyparse trained for one epoch on 30 sample sentences, 10 held out."""
+         "--relabel", "--no-warm-up", "--work", "{results}/work"]
+"""The smoke run: polyparse trained for one epoch on 30 sample sentences (with a
+second-stage labeler), 10 held out."""
 
 
 def given_gold(predicted: list[str], gold: list[str], fields: tuple[int, ...],
@@ -114,6 +119,10 @@ def annotate(args, model: Path, held: Path, work: Path, name: str, udeval_: str)
         parser.retagger, second = None, parser.retagger
         runs.update(both(FIRST_PASS))
         parser.retagger = second
+    if parser.relabeler is not None:         # the first stage's labels
+        parser.relabeler, second = None, parser.relabeler
+        runs.update(both(FIRST_STAGE))
+        parser.relabeler = second
     for k, (given, (fields, among)) in enumerate(GIVEN.items()):
         text = given_gold(predicted, gold, fields, among)
         runs[f"gold tokens, gold {given}"] = parsed(
@@ -168,7 +177,8 @@ def main(argv: list[str] | None = None) -> None:
                  "X from gold tokens with every column predicted. In the *gold* rows the "
                  "given columns are gold and HEAD and DEPREL are parsed from them; the "
                  "*first-pass tags* rows have the trees of the rows above them and the "
-                 "tags from before parsing, without the second pass.")
+                 "tags from before parsing, without the second pass; the *first-stage "
+                 "labels* rows are parsed without the second-stage labeler.")
         table = write_table(
             args, args.out, "What each stage's errors cost the parse (issue 43, item 3)",
             rows, [("treebank", "treebank"), ("input", "input"), *conll18_columns(),
