@@ -177,9 +177,12 @@ def test_retag_changes_only_tags_heads_and_labels(model, tmp_path):
         else:
             assert g == p
     assert changed == {2, 3, 4, 5, 6, 7}
-    kept = cli_output("parse", "--model", model, "--input", source)
-    assert all(line.split("\t")[2] == line.split("\t")[3] == "_" for line in kept.split("\n")
-               if line[:1].isdigit())
+    # without --retag, words without tags are not parsed into trees of '_' tags
+    refused = run_cli("parse", "--model", model, "--input", source,
+                      "--output", tmp_path / "out.conllu")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "untagged.conllu:1: the sentence has no UPOS" in refused.stderr
+    assert "--retag" in refused.stderr and not (tmp_path / "out.conllu").exists()
 
 
 def test_a_model_without_a_lemmatizer_keeps_lemma_as_given(model, tmp_path):

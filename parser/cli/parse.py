@@ -117,7 +117,10 @@ def _parse_with(args, fmt: str, options: dict, annotate: dict, client) -> None:
             if args.retag:
                 parser.require("tagger", "tag words (--retag)")
             leading = _LeadingComments(open_input(args.input))
-            parsed = tracked(parser.parse(read_conllu(leading, fmt=fmt), retag=args.retag,
+            sentences = read_conllu(leading, fmt=fmt)
+            if not args.retag:
+                sentences = _tagged(sentences, name, parser.tagger is not None)
+            parsed = tracked(parser.parse(sentences, retag=args.retag,
                                           jobs=args.jobs, client=client, **annotate),
                              tally, counts=_output_counts,
                              total=sentence_total(args.input))
@@ -142,6 +145,19 @@ def _parsed_text(args, parser, name: str, annotate: dict, client, tally: Tally):
     return tracked(parsed, tally, counts=_output_counts, total=visible_characters(text),
                    unit="characters",
                    size=lambda s: 0 if _later_kbest_copy(s) else visible_characters(s.text))
+
+
+def _tagged(sentences, name: str, can_tag: bool):
+    """``sentences``, each checked to have UPOS tags (the parser's features read them):
+    a sentence without any (``_`` on every word, as in text tokenized elsewhere) is a
+    :class:`UsageError` naming its line, before it is parsed into a wrong tree."""
+    for sentence in sentences:
+        if len(sentence) and all(tag == "_" for tag in sentence.upos[1:]):
+            remedy = ("give --retag to tag it with the model's tagger" if can_tag else
+                      "the model has no tagger (trained on gold tags): give UPOS and XPOS")
+            raise UsageError(f"{name}:{sentence.first_line}: the sentence has no UPOS "
+                             f"('_' on every word); {remedy}")
+        yield sentence
 
 
 def _output_counts(sentence) -> tuple[int, int]:
