@@ -88,7 +88,7 @@ def add(sub) -> None:
     p.add_argument("--relabel", action=argparse.BooleanOptionalAction, default=None,
                    help="fit a second-stage labeler, which labels the arcs of every parsed "
                         "tree again from the whole tree (default: as the language's recipe "
-                        "says; on for Germanic and Slavic languages and English)")
+                        "says; on in every family's: Germanic, English, Slavic, Turkic)")
     p.add_argument("--no-ud-rules", action="store_true",
                    help="do not learn UD's validator rules (by default the model learns "
                         "those its treebank keeps and enforces them when it parses)")
