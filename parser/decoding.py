@@ -216,9 +216,9 @@ class Decoding(ConstrainedDecoding):
                every_label: bool = False, decoder: Decoder | None = None) -> "Plain":
         """Decode ``seen`` without constraints by ``decoder`` (the parser's by default),
         each arc with its best label, or with the best label of both stages when the
-        parser has a :attr:`relabeler` (:meth:`_relabelled`); with ``every_label``, an arc-factored model also
-        keeps every label's score of every arc (for :meth:`decode_constrained`, which
-        then needs no label features)."""
+        parser has a :attr:`relabeler` (:meth:`_relabelled`); with ``every_label``, an
+        arc-factored model also keeps every label's score of every arc (for
+        :meth:`decode_constrained`, which then needs no label features)."""
         decoder = decoder or self.decoder
         n = len(seen)
         words = np.arange(1, n + 1)

@@ -1,9 +1,10 @@
 """What of a parser goes into a model file and back (:mod:`parser.model_file` is the
 format: numpy arrays plus JSON metadata, never pickle).
 
-The parser's weights and its pruner's are stored sparsely; its tokenizer, tagger and
-lemmatizer and second-pass tagger, when it has them, put their arrays under the prefixes
-``tokenizer_``, ``tagger_``, ``lemmatizer_``, ``retagger_`` and ``relabeler_`` and their JSON in the metadata, beside the training
+The parser's weights and its pruner's are stored sparsely; its tokenizer, tagger,
+lemmatizer, second-pass tagger and second-stage labeler, when it has them, put their
+arrays under the prefixes ``tokenizer_``, ``tagger_``, ``lemmatizer_``, ``retagger_`` and
+``relabeler_`` and their JSON in the metadata, beside the training
 settings (the word clusters that the parser's features read are the tagger's
 ``tagger_cluster_*`` arrays when it has the same ones, else ``clusters_*``) (:class:`~parser.config.TrainConfig`, which names the trainer and its declared
 options) and the training report.

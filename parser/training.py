@@ -49,8 +49,9 @@ def prepare(train: Sequence[Sentence], config: TrainConfig,
     ``config.tagger`` is None) and with it the lemmatizer (on the jackknifed tags, unless
     ``config.lemmatizer`` is None), then the parser's feature map and labels on the
     jackknifed tags, the pruner if the model is pruned, and the second-stage labeler
-    (unless ``config.relabeler`` is None) on the gold trees and jackknifed tags. ``config.features`` is set to
-    the feature configuration chosen (its feature spaces sized)."""
+    (unless ``config.relabeler`` is None) on the gold trees and jackknifed tags.
+    ``config.features`` is set to the feature configuration chosen (its feature spaces
+    sized)."""
     if config.tagger is not None and not 2 <= config.jackknife <= len(train):
         raise ValueError(f"jackknifing needs between 2 and {len(train)} folds (the number "
                          f"of training sentences), not {config.jackknife}")
