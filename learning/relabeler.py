@@ -11,8 +11,8 @@ stage for this reason; here the second stage is a multiclass averaged perceptron
 (:func:`learning._relabel_kernels.relabel_features`: the words, tags and FEATS of the arc,
 its grandparent, the head's DEPREL, the children's and the siblings' tags, function
 words and DEPRELs), and an arc's label is the best under the sum of the two stages'
-scores, each standardized over the labels of the arc (:meth:`Relabeler.combine`), so
-that neither stage's scale decides.
+scores, each standardized over the labels of the arc
+(:meth:`Relabeler.combined_scores`), so that neither stage's scale decides.
 
 It is fitted on gold trees with the tags the pipeline gives (jackknifed), the other
 words' DEPRELs gold; when parsing it reads the tree decoded and the first stage's
@@ -172,11 +172,6 @@ class Relabeler:
         stage's scores of its arcs."""
         second = _standardized(self.scores([parsed]))
         return first_stage + first_stage.std(axis=1, keepdims=True) * second
-
-    def combine(self, parsed: Sentence, first_stage: np.ndarray) -> np.ndarray:
-        """The label id of each word of ``parsed`` (a tree labelled by the first stage)
-        under :meth:`combined_scores`."""
-        return np.argmax(self.combined_scores(parsed, first_stage), axis=1)
 
     # ------------------------------------------------------------------ storage
 

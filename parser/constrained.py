@@ -13,8 +13,10 @@ from dataclasses import replace
 import numpy as np
 
 from polyparse.corpora.sentence import Sentence
-from polyparse.decoders import Budget, Certificate, Decoder, DecodeStats, TimeLimitReached
+from polyparse.decoders import (Budget, Certificate, Decoder, DecodeStats, TimeLimitReached,
+                                make_decoder)
 from polyparse.decoders.labeled import Infeasible, LabeledProblem, LabeledResult, best_labels
+from polyparse.decoders.parts import arc_parts
 from polyparse.decoders.trees import chu_liu_edmonds
 from polyparse.learning.model import LinearModel
 
@@ -66,7 +68,10 @@ class ConstrainedDecoding:
         constraint, so the ILP decided), ``unpruned`` (infeasible over the pruned arcs,
         decoded over all arcs), ``rules_dropped`` (the UD rules admitted no tree over
         the candidate arcs and were dropped for that sentence), ``rules_held`` (the
-        unconstrained tree broke none), ``too_long``, ``repaired``.
+        unconstrained tree broke none), ``too_long``, ``repaired``,
+        ``relabelled_under_rules`` (the second stage's labels of a tree broke a rule that
+        the first stage's keep, and its best labels that keep the rules were found:
+        :func:`labels_under_rules`).
     """
 
     def __init__(self, model: LinearModel, config: TrainConfig,
@@ -337,6 +342,30 @@ class ConstrainedDecoding:
                 return (f"{where}: the constraints ({what}) conflict with {named} of the "
                         "model; no tree satisfies both (--no-ud-rules drops the UD rules)")
         return f"{where}: no tree satisfies the constraints ({what})"
+
+
+def labels_under_rules(sentence: Sentence, heads: np.ndarray, label_scores: np.ndarray,
+                       labels: list[str], rules: frozenset, single_root: bool,
+                       budget: Budget) -> np.ndarray | None:
+    """The best labels of the tree ``heads`` of ``sentence`` under ``label_scores``
+    (``(n, n_labels)``, row m - 1 for word m's arc) that break none of ``rules``: the
+    labeled program (:mod:`decoders.labeled`) over that tree's arcs alone, so that only
+    its labels are free, each arc's :data:`LABEL_CANDIDATES` best allowed labels as
+    candidates, solved exactly within ``budget`` by branch and bound on the rules
+    (:meth:`decoders.mst.MSTDecoder.decode_labeled`). The label ids of the words (one
+    per word), or None when no labels among the candidates keep the rules or the time
+    runs out."""
+    n = len(sentence)
+    parts = arc_parts(n, np.stack([heads[1:], np.arange(1, n + 1)], axis=1))
+    allowed = label_masks(sentence, labels, parts.arcs, rules)
+    base = best_labels(label_scores, allowed, k=LABEL_CANDIDATES)
+    problem = LabeledProblem(base.labels, base.offsets,
+                             **compile_rules(sentence, labels, rules, parts.arcs, base.labels))
+    decoder = make_decoder("mst", single_root).within(budget)
+    try:
+        return decoder.decode_labeled(parts, np.zeros(n), problem).labels[1:]
+    except (Infeasible, TimeLimitReached):
+        return None
 
 
 def _upper_bound(stats: DecodeStats) -> float | None:

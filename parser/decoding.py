@@ -24,7 +24,7 @@ from polyparse.learning.relabeler import Relabeler
 
 from .analysis import Analysis, Plain, Relaxation
 from .config import TrainConfig, config_decoder
-from .constrained import ConstrainedDecoding, _unknown_given_labels
+from .constrained import ConstrainedDecoding, _unknown_given_labels, labels_under_rules
 from .constraints import Constraints
 from .ud_rules import UDRules, check
 
@@ -129,7 +129,7 @@ class Decoding(ConstrainedDecoding):
             label_ids = labeled.labels[1:]
             heads = labeled.result.heads
             if self.relabeler is not None and not user:
-                label_ids = self._relabelled(seen, heads, label_ids)
+                label_ids = self._relabelled(seen, heads, label_ids, budget)
             parsed = self._labelled(sentence, heads, label_ids)
             if constraints is not None and constraints.keep_given:
                 parsed = _unknown_given_labels(parsed, sentence, self.model.labels)
@@ -238,20 +238,28 @@ class Decoding(ConstrainedDecoding):
             label_ids = self._relabelled(seen, result.heads, label_ids)
         return Plain(result, label_ids, S, example, label_scores)
 
-    def _relabelled(self, seen: Sentence, heads: np.ndarray, label_ids: np.ndarray
-                    ) -> np.ndarray:
+    def _relabelled(self, seen: Sentence, heads: np.ndarray, label_ids: np.ndarray,
+                    budget: Budget | None = None) -> np.ndarray:
         """The label ids of the tree ``heads`` of ``seen`` (first labelled ``label_ids``)
-        under both stages' scores (:meth:`~learning.relabeler.Relabeler.combine`), unless
-        they break a UD rule in force that the first stage's labels keep: then the first
-        stage's (a tree that breaks none needs no constrained decoding)."""
+        under both stages' scores (:meth:`~learning.relabeler.Relabeler.combined_scores`).
+        Where their best labels break a UD rule in force that the first stage's keep,
+        the best labels under both stages' scores that keep the rules
+        (:func:`~parser.constrained.labels_under_rules`, within ``budget``, by default
+        the decoder's time limit), else the first stage's: a tree that breaks no rule
+        needs no constrained decoding, and one decoded under the rules keeps them."""
         words = np.arange(1, len(heads))
         first = self.model.label_scores(seen, np.stack([heads[1:], words], axis=1))
         labelled = self._labelled(seen, heads, label_ids)
-        relabelled = self.relabeler.combine(labelled, first)
+        combined = self.relabeler.combined_scores(labelled, first)
+        relabelled = np.argmax(combined, axis=1)
         if (self.rules_in_force(seen)
                 and self._breaks_rules(self._labelled(seen, heads, relabelled))
                 and not self._breaks_rules(labelled)):
-            return label_ids
+            kept = labels_under_rules(seen, heads, combined, self.model.labels,
+                                      frozenset(self.ud_rules.rules), self.config.single_root,
+                                      budget or Budget(self.decoder.time_limit))
+            self.constrained["relabelled_under_rules"] += kept is not None
+            return label_ids if kept is None else kept
         return relabelled
 
     def _breaks_rules(self, parsed: Sentence) -> bool:

@@ -4,6 +4,7 @@ without constraints, and udvalidate's own count on a real sample."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 import subprocess
@@ -17,7 +18,9 @@ from polyparse.corpora.sentence import Sentence
 from polyparse.decoders.higher_order import build_parts
 from polyparse.decoders.labeled import LabeledProblem, best_labels, solve_labeled
 from polyparse.decoders.mst import MSTDecoder
+from polyparse.decoders import Budget
 from polyparse.learning.confidence import Temperatures
+from polyparse.parser.constrained import LABEL_CANDIDATES, labels_under_rules
 from polyparse.parser.constraints import (ConstraintError, Constraints,
                                           ConstraintsFileError)
 from polyparse.parser.ud_rules import (RULES, check, compile_rules, label_masks,
@@ -87,6 +90,41 @@ def test_each_rule_enforced(rule):
         assert sum(broken.values()) == 0, (rule, seed, dict(broken))
         return
     pytest.fail(f"no random sentence broke {rule}")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_labels_under_rules_are_the_best_labels_of_the_tree_that_keep_them(seed):
+    """The labels of a fixed tree under the rules (what the second-stage labeler's
+    labels become when they break one) against every labeling of the tree by each arc's
+    three best allowed labels: the best that breaks no rule, or none when all break one."""
+    rules = frozenset(RULES)
+    rng = np.random.default_rng(seed)
+    found = 0
+    while found < 3:
+        sentence = _sentence(list(rng.choice(UPOS, size=6)))
+        n = len(sentence)
+        parts = build_parts(n)
+        heads = MSTDecoder().decode(parts, rng.normal(size=len(parts))).heads
+        scores = rng.normal(size=(n, len(LABELS)))
+        if not sum(check(_labeled(sentence, heads, [-1, *scores.argmax(axis=1)]))[1].values()):
+            continue                # the best labels keep the rules: nothing to decide
+        found += 1
+        arcs = np.stack([heads[1:], np.arange(1, n + 1)], axis=1)
+        allowed = label_masks(sentence, LABELS, arcs, rules)
+        candidates = best_labels(scores, allowed, k=LABEL_CANDIDATES).labels
+        best, best_score = None, -np.inf
+        for ids in itertools.product(*[[l for l in row if l >= 0] for row in candidates]):
+            score = scores[np.arange(n), ids].sum()
+            if score > best_score and not sum(
+                    check(_labeled(sentence, heads, [-1, *ids]))[1].values()):
+                best, best_score = ids, score
+        got = labels_under_rules(sentence, heads, scores, LABELS, rules, True, Budget(None))
+        if best is None:
+            assert got is None
+        else:
+            assert got is not None
+            assert scores[np.arange(n), got].sum() == pytest.approx(best_score)
+            assert not sum(check(_labeled(sentence, heads, [-1, *got]))[1].values())
 
 
 def test_learned_rules_skip_broken_ones(sample_train):
