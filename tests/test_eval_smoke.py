@@ -1,7 +1,12 @@
 """The benchmark suite of ``eval/``: ``python -m eval list`` names every benchmark, each
 one's smoke run (its ``SMOKE`` arguments: the sample treebank, a few sentences) writes
 tables that state their command and revision, and no benchmark reaches into ``tests/``
-or the package's private functions."""
+or the package's private functions.
+
+The smoke runs are marked ``benchmarks`` and left out of the default run: most of their
+time is the ``polyparse`` processes they start (a second or more each to import and load
+the kernels), about two CPU-minutes in all, a third of the suite's. ``.ci/run`` runs them
+after the suite (``python -m pytest -q -m benchmarks``)."""
 
 from __future__ import annotations
 
@@ -84,7 +89,7 @@ def test_no_benchmark_imports_tests_or_private_names(name):
     assert "sys.path" not in ast.unparse(tree)
 
 
-@pytest.mark.slow
+@pytest.mark.benchmarks
 @pytest.mark.parametrize("name", NAMES)
 def test_smoke_run_writes_tables_with_command_and_revision(benchmarks, name, tmp_path):
     from eval.__main__ import smoke
