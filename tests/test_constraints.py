@@ -207,6 +207,37 @@ def test_rules_enforced_by_parser(parser, dev):
     assert sum(sum(check(s)[1].values()) for s in ruled) == 0
 
 
+class _SubjectEverywhere:
+    """A second-stage labeler whose scores make every arc's best label ``nsubj``: its best
+    labels break the rules on subjects and leaves wherever a head has two dependents."""
+
+    def __init__(self, labels):
+        self.bonus = 10.0 * (np.asarray(labels) == "nsubj")
+
+    def combined_scores(self, parsed, first_stage):
+        return first_stage + first_stage.std(axis=1, keepdims=True) * self.bonus
+
+
+def test_second_stage_labels_that_break_a_rule_give_way_to_the_best_that_keep_them(
+        parser, dev):
+    """Where the second stage's best labels break a UD rule, the tree takes the best
+    labels under its scores that keep them: no rule broken, and ``nsubj`` wherever the
+    rules allow it (more than the first stage's labels have), not the first stage's."""
+    first = list(parser.parse(dev))
+    parser.relabeler, before = _SubjectEverywhere(parser.model.labels), Counter(
+        parser.constrained)
+    try:
+        relabelled = list(parser.parse(dev))
+    finally:
+        parser.relabeler = None
+    assert parser.constrained["relabelled_under_rules"] > before["relabelled_under_rules"]
+    assert sum(sum(check(s)[1].values()) for s in relabelled) == 0
+    def subjects(parsed):
+        return sum(d == "nsubj" for s in parsed for d in s.deprels)
+
+    assert subjects(relabelled) > subjects(first)
+
+
 def test_unchanged_without_rules(parser, dev):
     from polyparse.parser.ud_rules import UDRules
 
