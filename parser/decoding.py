@@ -111,7 +111,7 @@ class Decoding(ConstrainedDecoding):
         plain = found = parsed = None
         if not user:
             rules = self._rules_apply(sentence)
-            plain = found = self._plain(seen, confidence, every_label=rules)
+            plain = found = self._plain(seen, confidence, every_label=rules, budget=budget)
             if rules:
                 # the unconstrained optimum is the constrained one when it breaks no rule
                 parsed = self._labelled(sentence, plain.result.heads, plain.label_ids)
@@ -155,7 +155,8 @@ class Decoding(ConstrainedDecoding):
         (``found``; else decoded now, with what is left of ``budget``), with a
         ``time-limit`` certificate that says the constraints were not enforced."""
         if found is None:
-            found = self._plain(seen, confidence, decoder=self.decoder.within(budget))
+            found = self._plain(seen, confidence, decoder=self.decoder.within(budget),
+                                budget=budget)
         certificate = self.decoder.certificate(found.result)
         certificate = Certificate("time-limit", certificate.score,
                                   upper_bound=certificate.upper_bound,
@@ -213,12 +214,13 @@ class Decoding(ConstrainedDecoding):
         return head_marginals(S, temperature, single_root), tuple(unaccounted)
 
     def _plain(self, seen: Sentence, confidence: Temperatures | None,
-               every_label: bool = False, decoder: Decoder | None = None) -> "Plain":
+               every_label: bool = False, decoder: Decoder | None = None,
+               budget: Budget | None = None) -> "Plain":
         """Decode ``seen`` without constraints by ``decoder`` (the parser's by default),
         each arc with its best label, or with the best label of both stages when the
-        parser has a :attr:`relabeler` (:meth:`_relabelled`); with ``every_label``, an
-        arc-factored model also keeps every label's score of every arc (for
-        :meth:`decode_constrained`, which then needs no label features)."""
+        parser has a :attr:`relabeler` (:meth:`_relabelled`, within ``budget``); with
+        ``every_label``, an arc-factored model also keeps every label's score of every arc
+        (for :meth:`decode_constrained`, which then needs no label features)."""
         decoder = decoder or self.decoder
         n = len(seen)
         words = np.arange(1, n + 1)
@@ -235,7 +237,7 @@ class Decoding(ConstrainedDecoding):
             if confidence is not None:
                 S, _ = head_model(self.model).arc_scores(seen)
         if self.relabeler is not None and n:
-            label_ids = self._relabelled(seen, result.heads, label_ids)
+            label_ids = self._relabelled(seen, result.heads, label_ids, budget)
         return Plain(result, label_ids, S, example, label_scores)
 
     def _relabelled(self, seen: Sentence, heads: np.ndarray, label_ids: np.ndarray,
