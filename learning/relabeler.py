@@ -21,8 +21,9 @@ Martins et al. 2008). Where the best labels break a UD rule that the first stage
 the parser keeps the best that do not (:func:`parser.constrained.labels_under_rules`).
 From raw text, the same trees, it raised LAS on en_ewt dev from 82.30 to 82.62 and MLAS
 from 74.14 to 74.71 (``eval/results/peers_en_ewt_polyparse.md`` against
-``peers_en_ewt.md``), and LAS by 0.00 to 2.16 and MLAS by 0.39 to 3.09 on five other
-treebanks (``eval/results/stages_relabel.md``, ``stages_relabel_tr_imst.md``).
+``peers_en_ewt.md``), and LAS by 0.00 to 2.16 and MLAS by 0.39 to 3.09 on the six other
+treebanks (``eval/results/stages_relabel.md``, ``stages_relabel_tr_imst.md``,
+``stages_relabel_en_gum.md``).
 
 References
 ----------
