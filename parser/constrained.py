@@ -271,11 +271,8 @@ class ConstrainedDecoding:
                 example = self.model.example(seen, parts=self.model.parts(seen, arcs))
             scores = self.model.scores(example)
             parts, part_scores, label_scores = example.parts, scores.parts, scores.label_scores
-        allowed = label_masks(sentence, labels, parts.arcs, rules) & ~label_ban[parts.arcs[:, 1]]
-        base = best_labels(label_scores, allowed, k=LABEL_CANDIDATES)
-        problem = LabeledProblem(base.labels, base.offsets,
-                                 **compile_rules(sentence, labels, rules, parts.arcs,
-                                                 base.labels))
+        problem = labeled_problem(sentence, labels, rules, parts.arcs, label_scores,
+                                  ~label_ban[parts.arcs[:, 1]])
         return decoder.decode_labeled(parts, part_scores, problem)
 
     def _check_user(self, sentence: Sentence, user: Constraints) -> None:
@@ -344,6 +341,23 @@ class ConstrainedDecoding:
         return f"{where}: no tree satisfies the constraints ({what})"
 
 
+def labeled_problem(sentence: Sentence, labels: list[str], rules: frozenset,
+                    arcs: np.ndarray, label_scores: np.ndarray,
+                    allowed: np.ndarray | None = None) -> LabeledProblem:
+    """The labeled program's labels and constraints (:class:`~decoders.labeled.
+    LabeledProblem`) for the candidate ``arcs`` (``(k, 2)``) of ``sentence``: each arc's
+    :data:`LABEL_CANDIDATES` best labels under ``label_scores`` (``(k, n_labels)``) among
+    those ``rules`` allow on it (:func:`~parser.ud_rules.label_masks`) and ``allowed``
+    (``bool``, same shape; all by default), and ``rules`` compiled over them
+    (:func:`~parser.ud_rules.compile_rules`)."""
+    masks = label_masks(sentence, labels, arcs, rules)
+    if allowed is not None:
+        masks &= allowed
+    base = best_labels(label_scores, masks, k=LABEL_CANDIDATES)
+    return LabeledProblem(base.labels, base.offsets,
+                          **compile_rules(sentence, labels, rules, arcs, base.labels))
+
+
 def labels_under_rules(sentence: Sentence, heads: np.ndarray, label_scores: np.ndarray,
                        labels: list[str], rules: frozenset, single_root: bool,
                        budget: Budget) -> np.ndarray | None:
@@ -357,10 +371,7 @@ def labels_under_rules(sentence: Sentence, heads: np.ndarray, label_scores: np.n
     runs out."""
     n = len(sentence)
     parts = arc_parts(n, np.stack([heads[1:], np.arange(1, n + 1)], axis=1))
-    allowed = label_masks(sentence, labels, parts.arcs, rules)
-    base = best_labels(label_scores, allowed, k=LABEL_CANDIDATES)
-    problem = LabeledProblem(base.labels, base.offsets,
-                             **compile_rules(sentence, labels, rules, parts.arcs, base.labels))
+    problem = labeled_problem(sentence, labels, rules, parts.arcs, label_scores)
     decoder = make_decoder("mst", single_root).within(budget)
     try:
         return decoder.decode_labeled(parts, np.zeros(n), problem).labels[1:]
