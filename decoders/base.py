@@ -341,14 +341,17 @@ class Decoder(Declared, ABC):
         self.single_root = single_root
         self.time_limit = time_limit
 
-    def within(self, budget: "Budget") -> "Decoder":
+    def within(self, budget: "Budget | None") -> "Decoder":
         """This decoder with what is left of ``budget`` as its time limit (the stages
-        of a sentence after the first share one budget); ``self`` when neither limits
-        the other."""
-        left = budget.left()
-        if left is None or (self.time_limit is not None and self.time_limit <= left):
+        of a sentence share one budget); ``self`` when neither limits the other (or
+        there is no ``budget``)."""
+        left = None if budget is None else budget.left()
+        if left is None:
             return self
-        return self.with_time_limit(max(left, MIN_TIME_LIMIT))
+        limit = max(left, MIN_TIME_LIMIT)
+        if self.time_limit is not None and self.time_limit <= limit:
+            return self
+        return self.with_time_limit(limit)
 
     def with_time_limit(self, seconds: float | None) -> "Decoder":
         """A copy of this decoder with the time limit ``seconds`` (None: none)."""

@@ -131,11 +131,13 @@ class ConstrainedDecoding:
         scores are reused). Every stage runs within what is left of ``budget`` (by
         default the decoder's ``time_limit`` from now);
         :class:`~decoders.base.TimeLimitReached` when it runs out before a tree that
-        satisfies the constraints is found. ``explain=False``: the
+        satisfies the constraints is found (at once when it is spent already: a stage
+        given no time still builds its program). ``explain=False``: the
         :class:`ConstraintError` of an infeasible sentence does not name the conflict,
         which takes a decoding per UD rule (:meth:`kbest`'s subproblems, where no tree is
         no error)."""
         budget = budget or Budget(self.decoder.time_limit)
+        budget.check("labeled")
         rules = frozenset(self.ud_rules.rules) if self.use_ud_rules \
             and len(sentence) <= CONSTRAINED_MAX_WORDS else frozenset()
         user = constraints if constraints is not None and constraints.applies(sentence) \

@@ -230,10 +230,10 @@ class Decoding(ConstrainedDecoding):
             if every_label:     # every arc's entries are written; the rest are unused
                 label_scores = np.empty((n + 1, n + 1, len(self.model.labels)))
             S, labels = self.model.arc_scores(seen, label_scores=label_scores)
-            result = decoder.decode_arcs(S)
+            result = decoder.within(budget).decode_arcs(S)
             label_ids = labels[result.heads[1:], words]
         else:
-            result, label_ids, example = self._decode_parts(seen, decoder)
+            result, label_ids, example = self._decode_parts(seen, decoder, budget)
             if confidence is not None:
                 S, _ = head_model(self.model).arc_scores(seen)
         if self.relabeler is not None and n:
@@ -294,12 +294,13 @@ class Decoding(ConstrainedDecoding):
         return Relaxation(Analysis(parsed, decoder.certificate(result)),
                           example.parts.arc_matrix(result.output, fill=0.0), decoder.name)
 
-    def _decode_parts(self, seen: Sentence, decoder: Decoder
+    def _decode_parts(self, seen: Sentence, decoder: Decoder, budget: Budget | None = None
                       ) -> tuple[DecodeResult, np.ndarray, Example]:
-        """Decode ``seen`` over the model's parts with ``decoder``: the result, the label
-        id of each word's arc in its tree, and the example decoded."""
+        """Decode ``seen`` over the model's parts with ``decoder`` (within what is left of
+        ``budget`` once the parts are scored): the result, the label id of each word's
+        arc in its tree, and the example decoded."""
         example = self.model.example(seen)
-        result, labels = predict(self.model, example, decoder)
+        result, labels = predict(self.model, example, decoder.within(budget))
         return result, labels[self.model.arc_rows(result.heads, example)], example
 
     def _labelled(self, sentence: Sentence, heads: np.ndarray,

@@ -395,6 +395,28 @@ def test_no_incumbent_at_the_limit_keeps_the_lp_tree_or_the_unconstrained_one(
     assert reached >= 1
 
 
+def test_a_spent_budget_keeps_the_free_tree_and_starts_no_decoding_under_the_rules(
+        parser, dev):
+    """A sentence whose time budget the decoding without the rules used up, and whose tree
+    breaks a rule, keeps that tree (its certificate says the rules were not enforced):
+    a decoding under the rules that cannot end in time does not start (en_gum's slowest
+    sentence spent 84 ms in one, past its limit)."""
+    parser.use_ud_rules = False
+    free = [parser.analyze(s).sentence for s in dev]
+    parser.use_ud_rules = True
+    broken = [s for s, tree in zip(dev, free)
+              if any(check(tree)[1][rule] for rule in parser.ud_rules.rules)]
+    assert broken
+    before = parser.constrained["sentences"]
+    for sentence in broken:
+        analysis = parser.analyze(sentence, budget=Budget(0.0))
+        assert analysis.certificate.kind == "time-limit" and analysis.certificate.unconstrained
+        assert analysis.sentence.has_tree()
+    assert parser.constrained["sentences"] == before
+    parser.analyze(broken[0])                   # with time, it is decoded under the rules
+    assert parser.constrained["sentences"] == before + 1
+
+
 def test_warm_up_decodes_without_limit_and_counts_nothing(parser, monkeypatch):
     """Parser.warm_up runs the plain and the constrained decoding once, with no time
     limit, and leaves the parser's counts and decoder as they were."""
