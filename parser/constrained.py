@@ -131,8 +131,8 @@ class ConstrainedDecoding:
         scores are reused). Every stage runs within what is left of ``budget`` (by
         default the decoder's ``time_limit`` from now);
         :class:`~decoders.base.TimeLimitReached` when it runs out before a tree that
-        satisfies the constraints is found (at once when it is spent already: a stage
-        given no time still builds its program). ``explain=False``: the
+        satisfies the constraints is found (at once when it is spent already, rather than
+        after building a program it has no time to solve). ``explain=False``: the
         :class:`ConstraintError` of an infeasible sentence does not name the conflict,
         which takes a decoding per UD rule (:meth:`kbest`'s subproblems, where no tree is
         no error)."""
