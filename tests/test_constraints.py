@@ -402,7 +402,7 @@ def test_a_spent_budget_keeps_the_free_tree_and_starts_no_decoding_under_the_rul
     a decoding under the rules that cannot end in time does not start (en_gum's slowest
     sentence spent 84 ms in one, past its limit)."""
     parser.use_ud_rules = False
-    free = [parser.analyze(s).sentence for s in dev]
+    free = [parser.analyze(s).sentence for s in dev[:4]]
     parser.use_ud_rules = True
     broken = [s for s, tree in zip(dev, free)
               if any(check(tree)[1][rule] for rule in parser.ud_rules.rules)]
