@@ -155,8 +155,7 @@ class Decoding(ConstrainedDecoding):
         (``found``; else decoded now, with what is left of ``budget``), with a
         ``time-limit`` certificate that says the constraints were not enforced."""
         if found is None:
-            found = self._plain(seen, confidence, decoder=self.decoder.within(budget),
-                                budget=budget)
+            found = self._plain(seen, confidence, budget=budget)
         certificate = self.decoder.certificate(found.result)
         certificate = Certificate("time-limit", certificate.score,
                                   upper_bound=certificate.upper_bound,
@@ -214,14 +213,14 @@ class Decoding(ConstrainedDecoding):
         return head_marginals(S, temperature, single_root), tuple(unaccounted)
 
     def _plain(self, seen: Sentence, confidence: Temperatures | None,
-               every_label: bool = False, decoder: Decoder | None = None,
-               budget: Budget | None = None) -> "Plain":
-        """Decode ``seen`` without constraints by ``decoder`` (the parser's by default),
-        each arc with its best label, or with the best label of both stages when the
-        parser has a :attr:`relabeler` (:meth:`_relabelled`, within ``budget``); with
-        ``every_label``, an arc-factored model also keeps every label's score of every arc
-        (for :meth:`decode_constrained`, which then needs no label features)."""
-        decoder = decoder or self.decoder
+               every_label: bool = False, budget: Budget | None = None) -> "Plain":
+        """Decode ``seen`` without constraints by the parser's decoder, within what is
+        left of ``budget`` once the parts are scored, each arc with its best label, or
+        with the best label of both stages when the parser has a :attr:`relabeler`
+        (:meth:`_relabelled`, within ``budget`` too); with ``every_label``, an
+        arc-factored model also keeps every label's score of every arc (for
+        :meth:`decode_constrained`, which then needs no label features)."""
+        decoder = self.decoder
         n = len(seen)
         words = np.arange(1, n + 1)
         S = example = label_scores = None
