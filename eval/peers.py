@@ -75,6 +75,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,20 +124,22 @@ class Annotator:
 
 # polyparse
 
-def train_polyparse(args, train: Path, work: Path) -> Path:
-    """``polyparse train --train TRAIN --model M --lang LANG``: trained as a user who
-    names the treebank's language trains, with its family's recipe (order 2 for
+def train_polyparse(args, train: Path, work: Path, options: Sequence[str] = (),
+                    name: str = "polyparse") -> Path:
+    """``polyparse train --train TRAIN --model WORK/NAME.npz --lang LANG``: trained as a
+    user who names the treebank's language trains, with its family's recipe (order 2 for
     Germanic, Slavic and Turkic languages) and its word clusters where spaCy's lookups
     data has them and is installed (the sample treebank: the plain defaults);
-    ``--epochs`` and ``--relabel`` if given."""
-    model = work / "polyparse.npz"
+    ``--epochs`` and ``--relabel`` if given, then ``options`` (``eval/feature_space.py``'s
+    ``--bits`` and ``--label-bits``); its messages in ``WORK/NAME-train.log``."""
+    model = work / f"{name}.npz"
     lang = [] if args.treebank == "sample" else ["--lang", args.lang]
     if args.warm_up:
         warm_training(train, recipe_for(args.lang)[1].order if lang else "1", work)
     epochs = ["--epochs", str(args.epochs)] if args.epochs else []
     relabel = ["--relabel"] if args.relabel else []
     timed_command([*POLYPARSE, "train", "--train", str(train), "--model", str(model),
-                   *lang, *epochs, *relabel], work / "polyparse-train.log")
+                   *lang, *epochs, *relabel, *options], work / f"{name}-train.log")
     return model
 
 
@@ -520,19 +523,21 @@ def at_least_one(ap, args, options) -> None:
             ap.error(f"--{option.replace('_', '-')} must be at least 1, not {value}")
 
 
-def given_models(ap, given: list[str], treebanks: list[str]) -> dict[str, Path]:
-    """The models of ``--model SYSTEM=PATH``, by system; a usage error for an unknown
-    system, a system named twice, a path that does not exist, or more than one treebank."""
+def given_models(ap, given: list[str], treebanks: list[str], keys: Sequence[str] = SYSTEMS,
+                 key: str = "SYSTEM") -> dict[str, Path]:
+    """The models of ``--model KEY=PATH``, by key (a system of ``keys`` here, a size in
+    ``eval/feature_space.py``); a usage error for a key not in ``keys``, a key named
+    twice, a path that does not exist, or more than one treebank."""
     models = {}
     for item in given:
-        system, _, path = item.partition("=")
-        if system not in SYSTEMS or not path:
-            ap.error(f"--model {item}: SYSTEM=PATH, SYSTEM one of {', '.join(SYSTEMS)}")
-        if system in models:
-            ap.error(f"--model {item}: a second model for {system}")
+        name, _, path = item.partition("=")
+        if name not in keys or not path:
+            ap.error(f"--model {item}: {key}=PATH, {key} one of {', '.join(keys)}")
+        if name in models:
+            ap.error(f"--model {item}: a second model for {name}")
         if not Path(path).exists():
             ap.error(f"--model {item}: {path} does not exist")
-        models[system] = Path(path)
+        models[name] = Path(path)
     if models and len(treebanks) != 1:
         ap.error("--model: the models of one treebank, so --treebanks names one")
     return models

@@ -62,7 +62,12 @@ def test_run_of_an_unknown_benchmark_is_a_usage_error():
     ("stages", ["--model", "no/such/model.npz"], "an existing model file"),
     ("stages", ["--model", "README.md", "--treebanks", "sample", "sample"],
      "an existing model file"),
-    ("stages", ["--max-dev", "0"], "--max-dev must be at least 1, not 0")])
+    ("stages", ["--max-dev", "0"], "--max-dev must be at least 1, not 0"),
+    ("feature_space", ["--sizes", "24"], "--sizes 24: BITS,LABEL_BITS (each 1 to 30) or default"),
+    ("feature_space", ["--sizes", "24,31"], "--sizes 24,31: BITS,LABEL_BITS"),
+    ("feature_space", ["--sizes", "default", "default"], "a size named twice"),
+    ("feature_space", ["--sizes", "24,20", "--model", "25,21=README.md"],
+     "SIZE=PATH, SIZE one of 24,20")])
 def test_option_errors_are_usage_errors_before_any_training(name, given, said):
     done = subprocess.run([sys.executable, "-m", "eval", "run", name, "--treebanks",
                            "sample", *given], cwd=REPO, capture_output=True, text=True)
