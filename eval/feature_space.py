@@ -29,19 +29,17 @@ from __future__ import annotations
 
 import re
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from ._common import (arguments, folder, require_treebanks, single_thread, warm_up_argument,
-                      write_table)
+from ._common import arguments, folder, require_treebanks, single_thread, write_table
 
 single_thread()
 
 from polyparse.parser.model_file import load_metadata  # noqa: E402
 
 from .peers import (at_least_one, given_models, language, run_system,  # noqa: E402
-                    size_arguments, train_polyparse, udeval_command)
+                    size_arguments, train_polyparse, udeval_command, work_arguments)
 from .defaults import split  # noqa: E402
 
 TREEBANKS = ("en_ewt",)
@@ -102,10 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--model", action="append", default=[], metavar="SIZE=PATH",
                     help="a model of that size already trained on the treebank's training "
                          "split as this benchmark trains it (one treebank only); repeatable")
-    ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "polyparse-space"),
-                    metavar="DIR", help="split treebanks, models, logs and outputs")
-    ap.add_argument("--out", default="feature_space", help="result stem under --results")
-    warm_up_argument(ap)
+    work_arguments(ap, "polyparse-space", "feature_space")
     args = ap.parse_args(argv)
     require_treebanks(ap, args.ud, args.treebanks)
     sizes = checked_sizes(ap, args.sizes)

@@ -515,6 +515,15 @@ def size_arguments(ap) -> None:
                     help="polyparse train --relabel (default: as the language's recipe says)")
 
 
+def work_arguments(ap, work: str, out: str) -> None:
+    """``--work DIR`` (default ``work`` in the temporary directory), ``--out`` (default
+    ``out``) and ``--no-warm-up`` (also ``eval/feature_space.py``'s)."""
+    ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / work),
+                    metavar="DIR", help="split treebanks, models, logs and outputs")
+    ap.add_argument("--out", default=out, help="result stem under --results")
+    warm_up_argument(ap)
+
+
 def at_least_one(ap, args, options) -> None:
     """A usage error, before any work, for an option of ``options`` given below 1."""
     for option in options:
@@ -567,10 +576,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--jobs", type=int, default=1, metavar="N",
                     help="trainings at once, each in its own process (default 1); the "
                          "timed annotation runs after all of them, one system at a time")
-    ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "polyparse-peers"),
-                    metavar="DIR", help="split treebanks, models, logs and outputs")
-    ap.add_argument("--out", default="peers", help="result stem under --results")
-    warm_up_argument(ap)
+    work_arguments(ap, "polyparse-peers", "peers")
     args = ap.parse_args(argv)
     require_treebanks(ap, args.ud, args.treebanks)
     args.models = given_models(ap, args.model, args.treebanks)
