@@ -33,10 +33,9 @@ order-2 models 2**25 part weights); the five other treebanks stay below. On en_e
 (``eval/results/feature_space_en_ewt.md``) 2**21 label rows instead of 2**20 raised the
 pipeline's UAS by 0.21 and LAS by 0.15 from gold tokens, by 0.18 and 0.14 from raw text
 (en_gum: 0.19 and 0.15, 0.17 and 0.14, ``feature_space_en_gum.md``), with 472 MB of
-float32 weights instead of 268 MB. 2**25 part weights raised them as much
-or a little more (LAS 0.24), the two together no more, but parsed 4-23% fewer words a
-second in the same table (its rows timed under the same load): a parse reads the part
-weights at random, once per feature of every part."""
+float32 weights instead of 268 MB. 2**25 part weights raised LAS by 0.24, the two together
+by 0.16, but parsed 4-23% fewer words a second in the same table (its rows timed under the
+same load): a parse reads the part weights at random, once per feature of every part."""
 HEADROOM, LABEL_HEADROOM = 8, 1
 """:meth:`FeatureExtractor.fit` gives the part features at least ``HEADROOM`` slots per
 distinct feature of the gold parts (the loss-augmented predictions add the features of
