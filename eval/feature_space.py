@@ -113,7 +113,6 @@ def main(argv: list[str] | None = None) -> None:
     rows, splits = [], {}
     for name in args.treebanks:
         work = Path(args.work) / name
-        work.mkdir(parents=True, exist_ok=True)
         train, held, how = split(folder(args.ud, name), work, args.max_dev, args.max_train)
         splits[name] = how
         args.treebank, args.lang = name, language(name)

@@ -220,7 +220,6 @@ class Decoding(ConstrainedDecoding):
         (:meth:`_relabelled`, within ``budget`` too); with ``every_label``, an
         arc-factored model also keeps every label's score of every arc (for
         :meth:`decode_constrained`, which then needs no label features)."""
-        decoder = self.decoder
         n = len(seen)
         words = np.arange(1, n + 1)
         S = example = label_scores = None
@@ -229,10 +228,10 @@ class Decoding(ConstrainedDecoding):
             if every_label:     # every arc's entries are written; the rest are unused
                 label_scores = np.empty((n + 1, n + 1, len(self.model.labels)))
             S, labels = self.model.arc_scores(seen, label_scores=label_scores)
-            result = decoder.within(budget).decode_arcs(S)
+            result = self.decoder.within(budget).decode_arcs(S)
             label_ids = labels[result.heads[1:], words]
         else:
-            result, label_ids, example = self._decode_parts(seen, decoder, budget)
+            result, label_ids, example = self._decode_parts(seen, self.decoder, budget)
             if confidence is not None:
                 S, _ = head_model(self.model).arc_scores(seen)
         if self.relabeler is not None and n:
